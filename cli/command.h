@@ -1,0 +1,40 @@
+// Each subcommand lives in its own cli/cmd_*.cc and registers itself here, so
+// main.cc stays a dispatcher and subcommands do not touch each other's files.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace parasim::cli {
+
+enum class Format { kTable, kJson, kCsv };
+
+// Options every report-printing command shares.
+struct OutputOptions {
+  std::string format = "table";
+  std::string output_file;   // "" = stdout
+  Format Parsed() const;
+};
+void AddOutputOptions(CLI::App& cmd, OutputOptions& out, bool csv_allowed = true);
+
+// Writes text to -o FILE atomically (temp file + rename) or to stdout.
+void WriteOutput(const OutputOptions& out, const std::string& text);
+
+// A command's setup: add options to `cmd`, return the action to run.
+using CommandSetup = std::function<std::function<void()>(CLI::App& cmd)>;
+
+struct CommandRegistration {
+  CommandRegistration(std::string name, std::string description, CommandSetup setup);
+};
+
+struct RegisteredCommand {
+  std::string name;
+  std::string description;
+  CommandSetup setup;
+};
+std::vector<RegisteredCommand>& Registry();
+
+}  // namespace parasim::cli

@@ -1,0 +1,107 @@
+// parasim: dispatches to the registered subcommands and maps failures to exit
+// codes (0 ok, 2 bad input, 1 internal failure). The only place that prints.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "cli/command.h"
+#include "core/check.h"
+#include "core/error.h"
+
+namespace parasim::cli {
+
+std::vector<RegisteredCommand>& Registry() {
+  static std::vector<RegisteredCommand> commands;
+  return commands;
+}
+
+CommandRegistration::CommandRegistration(std::string name, std::string description, CommandSetup setup) {
+  Registry().push_back({std::move(name), std::move(description), std::move(setup)});
+}
+
+Format OutputOptions::Parsed() const {
+  if (format == "json") return Format::kJson;
+  if (format == "csv") return Format::kCsv;
+  return Format::kTable;
+}
+
+void AddOutputOptions(CLI::App& cmd, OutputOptions& out, bool csv_allowed) {
+  std::vector<std::string> formats = {"table", "json"};
+  if (csv_allowed) formats.push_back("csv");
+  cmd.add_option("--format", out.format, "Output format")->check(CLI::IsMember(formats))->capture_default_str();
+  cmd.add_option("-o,--output", out.output_file, "Write to FILE (whole or not at all) instead of stdout");
+}
+
+void WriteOutput(const OutputOptions& out, const std::string& text) {
+  if (out.output_file.empty()) {
+    std::cout << text;
+    std::cout.flush();
+    return;
+  }
+  namespace fs = std::filesystem;
+  const fs::path target(out.output_file);
+  fs::path tmp = target;
+  tmp += ".parasim-tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error(out.output_file, "-o", "cannot open for writing");
+    f << text;
+    f.flush();
+    if (!f) {
+      f.close();
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw Error(out.output_file, "-o", "write failed");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error(out.output_file, "-o", "cannot move the finished file into place");
+  }
+}
+
+}  // namespace parasim::cli
+
+int main(int argc, char** argv) {
+  using namespace parasim;
+  CLI::App app{"parasim: plan and predict LLM training parallelism on GPU clusters"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "parasim 0.1.0");
+
+  auto& registry = cli::Registry();
+  std::sort(registry.begin(), registry.end(),
+            [](const cli::RegisteredCommand& a, const cli::RegisteredCommand& b) { return a.name < b.name; });
+  std::map<CLI::App*, std::function<void()>> actions;
+  for (auto& c : registry) {
+    CLI::App* sub = app.add_subcommand(c.name, c.description);
+    actions[sub] = c.setup(*sub);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;  // a bad flag or value is bad input
+  }
+
+  try {
+    for (auto& [sub, action] : actions) {
+      if (sub->parsed()) action();
+    }
+  } catch (const Error& e) {
+    std::cerr << "parasim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const InternalError& e) {
+    std::cerr << "parasim: internal error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "parasim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,48 @@
+// A cluster: GPU profile, nodes, intra-node and inter-node fabric. Loaded
+// from a preset (dgx-h100, ...) or a YAML file (core/cluster_loader.h).
+#pragma once
+
+#include <string>
+
+#include "core/gpu_profile.h"
+#include "core/units.h"
+
+namespace parasim {
+
+enum class IntraNodeFabric { kNvSwitch, kHybridCubeMesh, kNvlDomain, kPcie };
+enum class InterNodeFabric { kFatTree, kSingleSwitch };
+
+struct IntraNodeSpec {
+  IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
+  int nvlink_domain_size = 8;        // GPUs sharing one NVLink domain
+  Seconds nvlink_latency = Microseconds(0.7);  // per hop, see hw_profiles sources
+};
+
+struct InterNodeSpec {
+  InterNodeFabric fabric = InterNodeFabric::kFatTree;
+  int tiers = 2;                     // 2 or 3 (fat-tree)
+  bool rail_optimized = true;
+  int nics_per_node = 8;
+  BytesPerSecond nic_bandwidth = Gbps(400);  // per NIC, per direction
+  double oversubscription = 1.0;     // down:up ratio at each leaf (>= 1)
+  int switch_radix = 64;
+  Seconds switch_latency = Nanoseconds(300);  // per switch traversal
+  Seconds nic_latency = Microseconds(1.5);    // NIC + PCIe + proxy per message
+  bool sharp = false;                // IB SHARP (CollNet) available
+};
+
+struct ClusterSpec {
+  std::string name;
+  GpuProfile gpu;
+  int gpus_per_node = 8;
+  int nodes = 1;
+  IntraNodeSpec intra_node;
+  InterNodeSpec inter_node;
+  Watts node_overhead_power;         // CPUs, NICs, fans per node (0 = not counted)
+  Watts network_power_per_switch;    // 0 = not counted
+  std::string file;
+
+  int TotalGpus() const { return gpus_per_node * nodes; }
+};
+
+}  // namespace parasim

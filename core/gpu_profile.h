@@ -1,0 +1,51 @@
+// One GPU model's hardware figures (datasheet or calibrated) and the
+// efficiency/power parameters the cost model needs. Every field has a source
+// recorded in the YAML profile (hw_profiles/*.yaml, key `sources`).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/units.h"
+
+namespace parasim {
+
+struct GpuProfile {
+  std::string name;              // profile name, e.g. "h100-sxm"
+  std::string display_name;      // "NVIDIA H100 SXM5 80GB"
+  std::string architecture;      // volta | ampere | hopper | blackwell
+  int compute_capability = 0;    // 70, 80, 90, 100
+
+  // Dense tensor-core peaks (no 2:4 sparsity). Zero = not supported.
+  FlopsPerSecond bf16_dense;
+  FlopsPerSecond fp16_dense;
+  FlopsPerSecond fp8_dense;
+  FlopsPerSecond tf32_dense;
+  FlopsPerSecond fp32;           // non-tensor
+
+  Bytes hbm_capacity;
+  BytesPerSecond hbm_bandwidth;
+  BytesPerSecond nvlink_bandwidth;  // per direction, all links together
+  int nvlink_links = 0;
+  BytesPerSecond pcie_bandwidth;    // per direction, host/NIC attachment
+  Bytes l2_cache;
+  int sm_count = 0;
+  Watts tdp;
+  Watts idle_power;
+
+  // Efficiency model (defaults from published measurements; calibration refits).
+  double gemm_max_efficiency = 0.8;   // best-shape GEMM / peak (MAMF)
+  double memory_efficiency = 0.85;    // achievable / peak HBM bandwidth for streaming kernels
+  double nvlink_efficiency = 0.82;    // achievable / spec NVLink per direction (NCCL's own link model)
+  bool nvls = false;                  // NVLink SHARP in the NVSwitch (Hopper and later)
+
+  // Power by activity state, as fractions of TDP (idle is idle_power).
+  double power_matmul_fraction = 0.95;   // tensor-core bound kernels
+  double power_memory_fraction = 0.75;   // memory-bound kernels
+  double power_comm_fraction = 0.55;     // NCCL kernels alone
+
+  std::map<std::string, std::string> sources;  // field -> source
+  std::string file;                             // where it was loaded from ("" = built in)
+};
+
+}  // namespace parasim

@@ -1,0 +1,23 @@
+// The training job: batch, sequence, precision, optimizer, software stack.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace parasim {
+
+enum class Precision { kBf16, kFp8 };
+enum class Optimizer { kAdamW };
+
+struct JobSpec {
+  int64_t global_batch = 0;      // sequences per optimizer step
+  int64_t seq_len = 0;           // tokens per sequence
+  Precision precision = Precision::kBf16;
+  Optimizer optimizer = Optimizer::kAdamW;
+  std::string stack = "pytorch-fsdp";  // software-stack profile name (cost_model/software_stack.h)
+  std::string file;
+
+  int64_t TokensPerStep() const { return global_batch * seq_len; }
+};
+
+}  // namespace parasim

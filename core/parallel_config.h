@@ -1,0 +1,50 @@
+// One parallel configuration: every key a plan can choose, so a plan replays
+// exactly through `simulate --config`. Parsed from "k=v,k=v" or YAML.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace parasim {
+
+struct ModelSpec;
+struct JobSpec;
+
+enum class ShardingMode { kDdp, kZero1, kZero2Replicated, kZero2, kZero3, kHsdp };
+enum class RecomputeMode { kNone, kSelective, kFull };
+enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved, kZeroBubble };
+
+struct ParallelConfig {
+  int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
+  int micro_batch = 1;                      // mbs: sequences per micro-batch
+  ShardingMode sharding = ShardingMode::kZero2;
+  int hsdp_group = 0;                       // G for hsdp:G
+  RecomputeMode recompute = RecomputeMode::kNone;
+  bool sequence_parallel = false;           // sp: only meaningful with tp > 1
+  int vpp = 1;                              // virtual pipeline chunks per stage
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  std::string order = "tp-cp-ep-dp-pp";     // placement, innermost first
+  int prefetch = 1;                         // FSDP AllGather prefetch depth
+  std::vector<int> pp_layers;               // explicit layers per stage; empty = balanced
+
+  int WorldSize() const { return dp * tp * pp * cp; }
+  int NumMicroBatches(const JobSpec& job) const;   // global_batch / (dp * mbs)
+  // Layers held by each pipeline stage (pp_layers or ceil/floor split).
+  std::vector<int> StageLayers(const ModelSpec& model) const;
+  // Every violated rule at once; empty means valid.
+  std::vector<Issue> Validate(const ModelSpec& model, const JobSpec& job, int world_size) const;
+  std::string ToString() const;             // canonical "dp=..,tp=..,..." (round-trips)
+};
+
+// Parses "dp=64,tp=2,...": unknown keys and bad values throw parasim::Error
+// naming the key. Keys left out keep the defaults above.
+ParallelConfig ParseParallelConfig(const std::string& text, const std::string& where = "--config");
+
+const char* ToString(ShardingMode m);
+const char* ToString(RecomputeMode m);
+const char* ToString(PipelineSchedule s);
+
+}  // namespace parasim

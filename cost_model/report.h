@@ -1,0 +1,53 @@
+// The report of one evaluated config (DESIGN.md §5): every tier fills the same
+// struct; cost_model/report_json.h turns it into the JSON contract.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/parallel_config.h"
+#include "core/units.h"
+
+namespace parasim {
+
+enum class Fidelity { kAnalytical, kSimulated, kFull };
+const char* ToString(Fidelity f);   // "analytical" | "simulated" | "full"
+
+struct TimeBreakdownEntry {
+  std::string name;      // op class ("gemm", "attention", "elementwise", ...) or dimension ("dp", "tp", ...)
+  Seconds total;         // time spent (per step, on the critical rank)
+  Seconds exposed;       // part not hidden under compute (communication only)
+};
+
+struct Report {
+  ParallelConfig config;
+  int num_micro_batches = 0;
+  Fidelity fidelity = Fidelity::kAnalytical;
+
+  bool feasible = true;
+  std::string infeasible_reason;   // e.g. "memory: needs 91.2 GB of 80 GB"
+
+  Seconds step_time;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;                  // model FLOPs (6N + 12Lhs per token) / peak
+  double hfu = 0;                  // + recomputation
+  double tflops_per_gpu = 0;       // MFU basis, TFLOP/s
+  double hardware_tflops_per_gpu = 0;  // HFU basis
+  Seconds compute;                 // compute time per step on the critical rank
+  Seconds comm;                    // total communication time (all streams)
+  Seconds exposed_comm;            // communication with no compute beside it
+  double exposed_comm_fraction = 0;    // exposed_comm / step_time
+  Seconds bubble;                  // pipeline idle time per step
+  Bytes memory_per_gpu;            // peak
+  Watts power_per_gpu;             // average over the step
+  Joules energy_per_step;          // all GPUs (+ node/network power when given)
+  double tokens_per_joule = 0;
+  Joules exposed_comm_energy_per_token;
+
+  std::vector<TimeBreakdownEntry> by_op;         // compute by op class
+  std::vector<TimeBreakdownEntry> by_dimension;  // communication by parallel dimension
+  std::vector<std::pair<std::string, double>> memory_breakdown_bytes;  // weights, grads, optimizer, ...
+};
+
+}  // namespace parasim
