@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/cluster_spec.h"
+#include "core/parallel_config.h"
 #include "core/units.h"
 
 namespace parasim {
@@ -37,5 +39,24 @@ struct GroupPath {
   bool sharp_capable = false;    // IB SHARP usable across nodes
   LinkClass bottleneck_class = LinkClass::kNvLink;
 };
+
+// The parallel dimensions a group can belong to.
+enum class ParallelDim { kTp, kCp, kEp, kDp, kPp };
+const char* ToString(ParallelDim d);   // "tp" | "cp" | "ep" | "dp" | "pp"
+
+// A sub-group of a dimension's group: `size` members taken every `stride`
+// members of it. hsdp:G uses {G, 1} for the shard group and {dp/G, G} for the
+// replica group; size 0 means the whole group.
+struct SubGroup {
+  int size = 0;
+  int stride = 1;
+};
+
+// What every group of `dim` (placed by config.order on `cluster`) sees when it
+// runs a ring/tree collective while all groups of that dimension run theirs at
+// once. Closed form from the cluster's regular structure: O(1), no graph, so
+// the planner can call it for millions of configs. Pure and thread-safe.
+GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& config,
+                           ParallelDim dim, SubGroup sub = {});
 
 }  // namespace parasim

@@ -1,0 +1,33 @@
+// The inputs most commands share: --model, --cluster with --nodes/--gpus,
+// --global-batch, --seq-len, --stack, --job. Parsed into the core spec types.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/cluster_spec.h"
+#include "core/job_spec.h"
+#include "core/model_spec.h"
+
+namespace parasim::cli {
+
+struct SpecOptions {
+  std::string model = "llama2-7b";
+  std::string cluster = "dgx-h100";
+  int nodes = 0;                 // 0: the cluster's own count (or from --gpus)
+  int gpus = 0;                  // 0: nodes × gpus_per_node
+  long long global_batch = 0;    // sequences per step
+  long long seq_len = 4096;
+  std::string stack;             // "" = the job's default stack
+  std::string job_file;          // optional YAML job (flags override it)
+
+  ModelSpec LoadModelSpec() const;
+  ClusterSpec LoadClusterSpec() const;
+  JobSpec LoadJobSpec() const;   // throws parasim::Error when global batch is missing
+};
+
+// Adds the flags; `need_batch` marks --global-batch as required.
+void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch = true);
+
+}  // namespace parasim::cli
