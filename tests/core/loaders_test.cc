@@ -91,3 +91,49 @@ TEST_CASE("core: a job file loads and bad values are named", "[core]") {
   CHECK(job.stack == "megatron-core");
   CHECK(job.TokensPerStep() == 512 * 4096);
 }
+
+TEST_CASE("core: cluster overrides replace profile fields for what-if studies", "[core]") {
+  const ClusterSpec c = LoadCluster(Data("valid/cluster-overrides.yaml"));
+  CHECK_THAT(c.gpu.hbm_capacity / GB(1), WithinRel(40.0, 1e-12));
+  CHECK_THAT(c.gpu.nvlink_bandwidth / GBps(1), WithinRel(900.0, 1e-12));
+  CHECK_THAT(c.inter_node.nic_bandwidth / GBps(1), WithinRel(100.0, 1e-12));
+  CHECK_THAT(c.gpu.bf16_dense / TFlops(1), WithinRel(989.0, 1e-12));  // untouched fields stay
+  CHECK(c.inter_node.tiers == 2);
+}
+
+// The bad-input table: each file fails with its file, key and problem named.
+TEST_CASE("core: every kind of bad input names the file and the key", "[core]") {
+  struct Case {
+    const char* file;
+    std::vector<const char*> expected;
+  };
+  const Case cases[] = {
+      {"invalid/model_malformed.yaml", {"model_malformed.yaml:3:", "invalid YAML"}},
+      {"invalid/model_empty.yaml", {"model_empty.yaml", "name: required key is missing",
+                                    "hidden_size: required key is missing"}},
+      {"invalid/model_wrong_types.yaml",
+       {"hidden_size: 'wide' is not an integer", "num_layers: '32.5' is not an integer",
+        "num_kv_heads: 'nan' is not an integer", "vocab_size: '99999999999999999999' is not an integer",
+        "tied_embeddings: 'maybe' is not a boolean"}},
+      {"invalid/model_missing_key.yaml", {"model_missing_key.yaml", "vocab_size: required key is missing"}},
+      {"invalid/model_huge.yaml", {"vocab_size: 1000000000000 is implausibly large"}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.file);
+    try {
+      LoadModel(Data(c.file));
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      for (const char* text : c.expected) CHECK_THAT(std::string(e.what()), Contains(text));
+    }
+  }
+  try {
+    LoadGpuProfile(Data("invalid/gpu_nan.yaml"));
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Contains("peak.bf16: 'nan TFLOP/s' is not a FLOP rate"));
+    CHECK_THAT(what, Contains("efficiency.gemm_max: 1.7 is outside [0.01, 1]"));
+    CHECK_THAT(what, Contains("memory.capacity must be positive"));
+  }
+}

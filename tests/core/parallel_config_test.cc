@@ -21,7 +21,7 @@ JobSpec Job(int64_t batch, int64_t seq) {
 TEST_CASE("core: config strings round-trip through ToString", "[core]") {
   const char* text = GENERATE(
       "dp=64,tp=2,pp=2,cp=1,ep=1,mbs=1,sharding=zero2,recompute=none,sp=on,vpp=1,schedule=1f1b,order=tp-cp-ep-dp-pp,prefetch=1",
-      "dp=8,tp=1,pp=4,cp=2,ep=1,mbs=2,sharding=hsdp:4,recompute=selective,sp=off,vpp=2,schedule=interleaved,order=tp-dp-cp-ep-pp,prefetch=2,pp_layers=9/7/8/8");
+      "dp=8,tp=1,pp=4,cp=2,ep=1,mbs=2,sharding=hsdp:4,recompute=selective,sp=off,vpp=2,schedule=interleaved,order=tp-dp-cp-ep-pp,prefetch=2,pp_layers=9:7:8:8");
   const ParallelConfig c = ParseParallelConfig(text);
   REQUIRE(c.ToString() == text);
   REQUIRE(ParseParallelConfig(c.ToString()).ToString() == c.ToString());
