@@ -272,3 +272,39 @@ TEST_CASE("topology: irregular placements on NVL72 use the worst group's split",
   const RingAnalysis r = AnalyzeRings(Topology::Build(c), cfg, ParallelDim::kPp);
   CHECK_THAT(GBs(r.bus_bandwidth), WithinRel(GBs(p.ring_bandwidth), 1e-9));
 }
+
+TEST_CASE("topology: NCCL double binary tree spans every domain twice, interior in at most one tree", "[topology]") {
+  for (int nodes : {1, 2, 3, 4, 5, 8, 13, 16, 31, 32}) {
+    const Topology t = Topology::Build(test::DgxH100(nodes));
+    std::vector<int> members(t.gpu_count());
+    for (int i = 0; i < t.gpu_count(); ++i) members[i] = i;
+    const TreePlan plan = PlanDoubleBinaryTree(t, members);
+    REQUIRE(static_cast<int>(plan.leaders.size()) == nodes);
+    std::vector<int> interior(nodes, 0);
+    for (int tree = 0; tree < 2; ++tree) {
+      int roots = 0;
+      std::vector<int> children(nodes, 0);
+      for (int r = 0; r < nodes; ++r) {
+        const int p = plan.parent[tree][r];
+        if (p < 0) { ++roots; continue; }
+        ++children[p];
+        // Walking up reaches the root: no cycles.
+        int v = r, steps = 0;
+        while (plan.parent[tree][v] >= 0 && steps <= nodes) { v = plan.parent[tree][v]; ++steps; }
+        CHECK(steps <= nodes);
+      }
+      CHECK(roots == 1);
+      for (int r = 0; r < nodes; ++r) {
+        CHECK(children[r] <= 2);
+        interior[r] += children[r] > 0;
+      }
+    }
+    if (nodes % 2 == 0)
+      for (int r = 0; r < nodes; ++r) CHECK(interior[r] <= 1);
+    // Tree AllReduce traffic is conserved like any flow set.
+    std::vector<Flow> flows;
+    AppendTreeFlows(t, plan, 1e6, &flows);
+    const LinkLoad load = ComputeLinkLoad(t, flows);
+    CHECK_THAT(load.delivered_bytes, WithinRel(load.injected_bytes, 1e-12));
+  }
+}
