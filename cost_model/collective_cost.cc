@@ -244,7 +244,10 @@ Candidate Nvls(CollectiveOp op, double bytes, const GroupPath& path, const NcclF
   // Across nodes NCCL runs NVLS only with the CollNet (SHARP) plugin, and
   // only for AllReduce (AllGather/ReduceScatter need plugin support).
   if (op != CollectiveOp::kAllReduce || !f.collnet || !path.sharp_capable) return {};
-  double net_algbw = s.paced_inter_Bps * s.n / (2.0 * (s.n - 1));
+  // Two nodes: each node's NICs carry S, not 2S (as NCCL's NVLSTree "×2 for
+  // ≤ 2 nodes"; the B200 sweep measures NVLS = NVLSTree = 717 GB/s there).
+  double net_bus = s.paced_inter_Bps * (s.nodes <= 2 ? 2.0 : 1.0);
+  double net_algbw = net_bus * s.n / (2.0 * (s.n - 1));
   double algbw = std::min(NvlsIntraAlgbw(op, s), net_algbw);
   return Make(nvlink_hop + NetHop(s, nccl::kNvlsNetUs, static_cast<int>(Protocol::kSimple)), bytes, algbw);
 }
