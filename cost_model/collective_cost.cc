@@ -379,7 +379,7 @@ CollectiveModelParams CollectiveModelParams::AwsEfa() {
   CollectiveModelParams p;
   // Fitted to the HF ultrascale-playbook 256 MB AllGather/ReduceScatter sweep
   // (H100, EFA, 2-64 nodes): see tests/cost_model/collective_fit_test.cc.
-  p.nic_efficiency = 0.744;
+  p.nic_efficiency = 0.737;
   p.net_plugin_latency = Microseconds(8.3);
   p.network_ll128 = false;
   return p;
