@@ -73,7 +73,7 @@ struct CollectiveModelParams {
   Seconds hop_latency_jitter = Microseconds(2.0);
   // cv: least-squares fit to the B200 IB 16 GB and H100 EFA 256 MB node sweeps
   // (tests/cost_model/collective_fit_test.cc).
-  double link_bandwidth_jitter = 0.058;
+  double link_bandwidth_jitter = 0.059;
   // Switch traversal beyond the leaf: each extra tier (max_switch_hops > 1)
   // adds its port-to-port latency only through path.inter_hop_latency; ECMP
   // hash collisions on shared uplinks cut the bandwidth of traffic that
