@@ -75,13 +75,14 @@ Shape MakeShape(const GroupPath& path, const NcclFeatures& f, const CollectiveMo
                 (s.pcie_intra ? nccl::kPcieModelFraction : nccl::kNvlinkModelFraction[s.arch]);
   double ecmp = path.max_switch_hops >= 3 ? p.ecmp_uplink_efficiency : 1.0;
   s.inter_Bps = path.inter_bandwidth.si() * p.nic_efficiency * ecmp;
-  double pace = std::max(kMinPaceFactor, 1.0 - p.link_bandwidth_jitter * ExtremeFactor(s.nodes));
+  const double extreme = ExtremeFactor(s.multi ? s.nodes : 1);
+  double pace = std::max(kMinPaceFactor, 1.0 - p.link_bandwidth_jitter * extreme);
   s.paced_inter_Bps = s.inter_Bps * pace;
   s.net_channels = std::max(1, static_cast<int>(std::lround(s.inter_Bps / p.net_channel_bandwidth.si())));
   // NCCL's ring search on NVSwitch systems settles near 24 GB/s per channel
   // (Hopper intra ladder); only the per-channel caps use this count.
   s.intra_channels = std::max(2, static_cast<int>(std::ceil(s.intra_Bps / (24.0 * kGB))));
-  s.jitter_s = p.hop_latency_jitter.si() * ExtremeFactor(s.nodes);
+  s.jitter_s = p.hop_latency_jitter.si() * extreme;
   s.inter_hop_s = path.inter_hop_latency.si();
   s.intra_hop_s = path.intra_hop_latency.si();
   s.plugin_s = p.net_plugin_latency.si();
