@@ -119,15 +119,7 @@ void Run(const Options& o, const OutputOptions& out) {
   config.order = "tp-cp-ep-dp-pp";
   const GroupPath path = ResolveGroupPath(cluster, config, ParallelDim::kDp);
 
-  NcclFeatures f;
-  f.compute_capability = cluster.gpu.compute_capability;
-  if (o.nccl == "current") {
-    f.nvls = f.nvls_tree = cluster.gpu.nvls;
-    f.pat = true;
-    f.collnet = cluster.inter_node.sharp;
-  } else if (o.nccl != "paper") {
-    throw Error("", "--nccl", StrCat("unknown NCCL feature set '", o.nccl, "' (current, paper)"));
-  }
+  const NcclFeatures f = NcclFeaturesFor(cluster, ParseNcclVersion(o.nccl, "--nccl"));
   CollectiveModelParams params;
   if (o.fabric == "efa") params = CollectiveModelParams::AwsEfa();
   else if (o.fabric != "ib") throw Error("", "--fabric", StrCat("unknown fabric '", o.fabric, "' (ib, efa)"));
@@ -213,8 +205,8 @@ const CommandRegistration kCollective{
           ->capture_default_str();
       cmd.add_option("--sweep", o->sweep, "MIN:MAX[:FACTOR] size sweep, e.g. 8:8G (factor 2)");
       cmd.add_flag("--per-node", o->per_node, "One rank per node, all on the same rail");
-      cmd.add_option("--nccl", o->nccl, "current (NVLS, PAT, CollNet where the hardware has them) | paper "
-                                        "(ring/tree only)")
+      cmd.add_option("--nccl", o->nccl, "NCCL release: its algorithm set where the hardware has it (current = "
+                                        "2.30.7; paper = 2.20.5, PyTorch 2.3: no PAT; or 2.MINOR[.PATCH])")
           ->capture_default_str();
       cmd.add_option("--fabric", o->fabric, "ib | efa: the fitted fabric parameters")->capture_default_str();
       cmd.add_option("--algo", o->algo, "Force an algorithm, as NCCL_ALGO (ring, tree, nvls, nvlstree, collnet, pat)");

@@ -7,6 +7,7 @@
 #include "cost_model/collective_cost.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "core/check.h"
@@ -438,6 +439,41 @@ CollectiveOp ParseCollectiveOp(const std::string& text, const std::string& where
   throw Error("", where,
               StrCat("unknown collective '", text,
                      "' (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv)"));
+}
+
+NcclFeatures NcclFeaturesFor(const ClusterSpec& cluster, int version) {
+  NcclFeatures f;
+  f.compute_capability = cluster.gpu.compute_capability;
+  f.tree_allreduce = true;
+  f.nvls = cluster.gpu.nvls && version >= 21700;
+  f.nvls_tree = cluster.gpu.nvls && version >= 21800;
+  f.pat = version >= 22300;
+  f.collnet = cluster.inter_node.sharp;
+  f.ll128 = true;
+  return f;
+}
+
+int ParseNcclVersion(const std::string& text, const std::string& where) {
+  if (text == "paper") return kNcclPaperVersion;
+  if (text == "current") return kNcclCurrentVersion;
+  int part[3] = {0, 0, 0};
+  int count = 0;
+  size_t i = 0;
+  while (i < text.size() && count < 3) {
+    size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j == i || j - i > 3) break;
+    part[count++] = std::stoi(text.substr(i, j - i));
+    if (j == text.size()) {
+      i = j;
+      break;
+    }
+    if (text[j] != '.') break;
+    i = j + 1;
+  }
+  if (count < 2 || i != text.size() || part[0] != 2 || part[1] > 99 || part[2] > 99)
+    throw Error("", where, StrCat("'", text, "' is not an NCCL version (2.MINOR[.PATCH], paper, current)"));
+  return part[0] * 10000 + part[1] * 100 + part[2];
 }
 
 double BusBandwidthFactor(CollectiveOp op, int ranks) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "core/cluster_spec.h"
 #include "core/units.h"
 #include "topology/group_path.h"
 
@@ -40,6 +41,17 @@ struct NcclFeatures {
   // per architecture (tuning.cc); pass cluster.gpu.compute_capability.
   int compute_capability = 90;
 };
+
+// The algorithm set of an NCCL release on a cluster's hardware (release
+// notes): NVLS from 2.17 and NVLSTree from 2.18 where the NVSwitch has SHARP
+// (gpu.nvls); PAT from 2.23; CollNet where the fabric has IB SHARP
+// (inter_node.sharp, i.e. the plugin is installed). `version` is
+// major*10000 + minor*100 + patch (2.20.5 -> 22005, the NCCL of PyTorch 2.3).
+NcclFeatures NcclFeaturesFor(const ClusterSpec& cluster, int version);
+inline constexpr int kNcclPaperVersion = 22005;     // PyTorch 2.3 (the seed paper's stack)
+inline constexpr int kNcclCurrentVersion = 23007;   // the constants' release
+// "2.20.5" | "2.23" | "paper" | "current"; throws parasim::Error naming `where`.
+int ParseNcclVersion(const std::string& text, const std::string& where);
 
 // The named parts of the scale-dependent model (DESIGN.md §4) that NCCL's own
 // tuning constants leave out. Defaults: sources and fits in docs/DECISIONS.md

@@ -411,3 +411,28 @@ TEST_CASE("cost_model: F9 holds on the dgx-h100 preset as the topology places it
 
 }  // namespace
 }  // namespace parasim
+
+namespace parasim {
+namespace {
+
+TEST_CASE("cost_model: NCCL releases enable their algorithms where the hardware has them", "[cost_model]") {
+  CHECK(ParseNcclVersion("2.20.5", "--nccl") == 22005);
+  CHECK(ParseNcclVersion("2.23", "--nccl") == 22300);
+  CHECK(ParseNcclVersion("paper", "--nccl") == kNcclPaperVersion);
+  CHECK_THROWS_AS(ParseNcclVersion("3.1", "--nccl"), Error);
+  CHECK_THROWS_AS(ParseNcclVersion("2.x", "--nccl"), Error);
+  ClusterSpec h100 = LoadCluster("dgx-h100", 2);
+  ClusterSpec a100 = LoadCluster("dgx-a100", 2);
+  NcclFeatures paper = NcclFeaturesFor(h100, kNcclPaperVersion);
+  NcclFeatures current = NcclFeaturesFor(h100, kNcclCurrentVersion);
+  CHECK(paper.nvls);
+  CHECK_FALSE(paper.pat);
+  CHECK(current.pat);
+  CHECK(current.compute_capability == 90);
+  CHECK_FALSE(NcclFeaturesFor(a100, kNcclCurrentVersion).nvls);   // no NVLink SHARP on A100
+  CHECK_FALSE(NcclFeaturesFor(h100, 21605).nvls);                  // before NVLS
+  CHECK(NcclFeaturesFor(h100, kNcclCurrentVersion).collnet == h100.inter_node.sharp);
+}
+
+}  // namespace
+}  // namespace parasim
