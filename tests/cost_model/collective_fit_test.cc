@@ -185,3 +185,58 @@ TEST_CASE("cost_model: collective scale parameters are the least-squares fit to 
 
 }  // namespace
 }  // namespace parasim
+
+namespace parasim {
+namespace {
+
+TEST_CASE("cost_model: the launch cost is the least-squares fit to the one-node latency floor", "[cost_model]") {
+  // nccl-tests -g 8 on one DGX H100, every row up to 64 KB (latency-bound),
+  // ring and NVLS settings: fit launch_per_gpu (× 8 GPUs per thread) on
+  // squared log residuals of time, by a fine scan.
+  struct Point {
+    CollectiveOp op;
+    bool nvls;
+    double bytes, us;
+  };
+  std::vector<Point> pts;
+  for (const auto& r : ReadCsv(DataPath("nccl_tests_h100_single_node_together.csv"))) {
+    double size = std::stod(r.at("size_bytes"));
+    if (size <= 0 || size > 65536) continue;
+    CollectiveOp op = r.at("collective") == "all_reduce"   ? CollectiveOp::kAllReduce
+                      : r.at("collective") == "all_gather" ? CollectiveOp::kAllGather
+                                                           : CollectiveOp::kReduceScatter;
+    pts.push_back({op, r.at("nccl_config").find("nvls") != std::string::npos, size, std::stod(r.at("oop_time_us"))});
+  }
+  REQUIRE(pts.size() > 40);
+  auto loss = [&](double launch_us) {
+    CollectiveModelParams p;
+    p.launch_per_gpu = Microseconds(launch_us);
+    p.gpus_per_launch_thread = 8;
+    double sum = 0;
+    for (const Point& q : pts) {
+      NcclFeatures f;
+      f.compute_capability = 90;
+      f.tree_allreduce = q.nvls;
+      f.nvls = q.nvls;
+      double t = EstimateCollective(q.op, Bytes(q.bytes), DgxGroup(1), f, p).time.si() * 1e6;
+      sum += std::pow(std::log(t / q.us), 2);
+    }
+    return sum;
+  };
+  double best = 0, best_loss = loss(0);
+  for (double us = 0.01; us <= 10.0; us += 0.01) {
+    double l = loss(us);
+    if (l < best_loss) {
+      best_loss = l;
+      best = us;
+    }
+  }
+  if (std::getenv("PARASIM_VERBOSE"))
+    std::printf("fit: launch_per_gpu %.2f us, rms log residual %.4f over %zu rows\n", best,
+                std::sqrt(best_loss / pts.size()), pts.size());
+  CHECK_THAT(CollectiveModelParams{}.launch_per_gpu.si() * 1e6, Catch::Matchers::WithinAbs(best, 0.1));
+  CHECK(std::sqrt(best_loss / pts.size()) < 0.10);
+}
+
+}  // namespace
+}  // namespace parasim
