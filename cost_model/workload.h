@@ -38,7 +38,8 @@ struct WorkloadCollective {
   CommPhase phase = CommPhase::kForward;
   bool blocking = true;          // compute waits for it (TP); false: runs beside compute
   int count = 1;                 // issued this many times back to back (e.g. cp-1 ring steps)
-  bool every_micro_batch = true; // false: only with the last micro-batch (no_sync / DDP)
+  bool every_micro_batch = true; // false: once per step (gathers with the first micro-batch,
+                                 // reductions with the last: no_sync / DDP / pipelined FSDP)
   Seconds duration;              // one issue, from the collective model on the placed group
   std::string what;              // "fsdp_allgather", "tp_allreduce", "cp_kv_ring", ...
 };
