@@ -1,0 +1,139 @@
+#include "simulator/task_graph.h"
+
+#include "core/check.h"
+
+namespace parasim::simulator {
+
+const char* ToString(StreamKind kind) {
+  switch (kind) {
+    case StreamKind::kCompute: return "compute";
+    case StreamKind::kTp: return "tp";
+    case StreamKind::kCp: return "cp";
+    case StreamKind::kEp: return "ep";
+    case StreamKind::kDpGather: return "dp-gather";
+    case StreamKind::kDpReduce: return "dp-reduce";
+    case StreamKind::kPpSend: return "pp";
+  }
+  return "?";
+}
+
+const char* ToString(WorkKind kind) {
+  switch (kind) {
+    case WorkKind::kMatmul: return "matmul";
+    case WorkKind::kMemory: return "memory";
+    case WorkKind::kComm: return "comm";
+  }
+  return "?";
+}
+
+TaskGraph::TaskGraph() { names_.emplace_back(); }
+
+int TaskGraph::AddRank(std::string name) {
+  PARASIM_CHECK(!finalized_);
+  rank_names_.push_back(std::move(name));
+  rank_compute_stream_.push_back(-1);
+  return static_cast<int>(rank_names_.size()) - 1;
+}
+
+int TaskGraph::AddStream(int rank, StreamKind kind) {
+  PARASIM_CHECK(!finalized_);
+  PARASIM_CHECK(rank >= 0 && rank < num_ranks(), "rank ", rank);
+  int id = static_cast<int>(stream_rank_.size());
+  if (kind == StreamKind::kCompute) {
+    // Interference and the power state assume one compute stream per rank.
+    PARASIM_CHECK(rank_compute_stream_[rank] < 0, "second compute stream on rank ", rank);
+    rank_compute_stream_[rank] = id;
+  }
+  stream_rank_.push_back(rank);
+  stream_kind_.push_back(kind);
+  stream_last_op_.push_back(-1);
+  return id;
+}
+
+int32_t TaskGraph::InternName(std::string_view name) {
+  // Linear search is fine: builders intern a few dozen names, once each.
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return static_cast<int32_t>(i);
+  }
+  names_.emplace_back(name);
+  return static_cast<int32_t>(names_.size()) - 1;
+}
+
+int32_t TaskGraph::AppendOp(int stream, int32_t activity) {
+  PARASIM_CHECK(stream >= 0 && stream < num_streams(), "stream ", stream);
+  int32_t op = static_cast<int32_t>(op_activity_.size());
+  op_activity_.push_back(activity);
+  op_stream_.push_back(stream);
+  stream_next_.push_back(-1);
+  int32_t prev = stream_last_op_[stream];
+  if (prev >= 0) stream_next_[prev] = op;
+  stream_last_op_[stream] = op;
+  return op;
+}
+
+int32_t TaskGraph::AddOp(int stream, const ActivitySpec& spec) {
+  const int32_t one[] = {stream};
+  return AddGroupOp(one, spec);
+}
+
+int32_t TaskGraph::AddGroupOp(std::span<const int32_t> streams, const ActivitySpec& spec) {
+  PARASIM_CHECK(!finalized_);
+  PARASIM_CHECK(!streams.empty());
+  PARASIM_CHECK(spec.duration_s >= 0 && spec.network_s >= 0, "negative duration");
+  PARASIM_CHECK(spec.network_s == 0 || (spec.flow_set >= 0 && spec.flow_set < num_flow_sets()),
+                "network time without a flow set");
+  if (spec.kind != WorkKind::kComm) {
+    PARASIM_CHECK(streams.size() == 1 && stream_kind_[streams[0]] == StreamKind::kCompute,
+                  "compute activities run on one compute stream");
+  }
+  int32_t act = static_cast<int32_t>(activities_.size());
+  activities_.push_back(spec);
+  int32_t first = num_ops();
+  activity_first_op_.push_back(first);
+  activity_num_ops_.push_back(static_cast<int32_t>(streams.size()));
+  for (int32_t s : streams) AppendOp(s, act);
+  return first;
+}
+
+void TaskGraph::AddDependency(int32_t before, int32_t after) {
+  PARASIM_CHECK(!finalized_);
+  PARASIM_CHECK(before >= 0 && before < num_ops() && after >= 0 && after < num_ops() && before != after,
+                "bad dependency ", before, " -> ", after);
+  edges_.emplace_back(before, after);
+}
+
+int32_t TaskGraph::AddFlowSet(std::span<const LinkUse> links, double nominal_rate_Bps) {
+  PARASIM_CHECK(!finalized_);
+  PARASIM_CHECK(nominal_rate_Bps > 0, "nominal rate must be positive");
+  for (const LinkUse& use : links) {
+    PARASIM_CHECK(use.link >= 0 && use.coefficient > 0, "bad link use");
+    flow_links_.push_back(use);
+  }
+  flow_offset_.push_back(static_cast<int32_t>(flow_links_.size()));
+  flow_nominal_rate_Bps_.push_back(nominal_rate_Bps);
+  return static_cast<int32_t>(flow_nominal_rate_Bps_.size()) - 1;
+}
+
+void TaskGraph::Finalize() {
+  PARASIM_CHECK(!finalized_);
+  const int32_t n = num_ops();
+  // Counting sort by source keeps each op's successors in insertion order.
+  succ_offset_.assign(n + 1, 0);
+  for (const auto& e : edges_) ++succ_offset_[e.first + 1];
+  for (int32_t i = 0; i < n; ++i) succ_offset_[i + 1] += succ_offset_[i];
+  succ_.assign(edges_.size(), 0);
+  std::vector<int32_t> fill(succ_offset_.begin(), succ_offset_.end() - 1);
+  initial_unmet_.assign(n, 0);
+  for (const auto& e : edges_) {
+    succ_[fill[e.first]++] = e.second;
+    ++initial_unmet_[e.second];
+  }
+  for (int32_t op = 0; op < n; ++op) {
+    if (stream_next_[op] >= 0) ++initial_unmet_[stream_next_[op]];
+  }
+  edges_.clear();
+  edges_.shrink_to_fit();
+  finalized_ = true;
+}
+
+}  // namespace parasim::simulator
