@@ -69,14 +69,18 @@ class Engine {
   FlowSolver network_;
   Timeline timeline_;
 
+  // Per running activity, packed: one cache line per event.
+  struct State {
+    double remaining_s;     // nominal seconds left in the current phase
+    double speed;           // nominal seconds done per second
+    double last_update_s;   // when remaining_s was last brought up to date
+    uint32_t version;       // bumped on reschedule; older events are stale
+    int32_t arrived;        // participant ops ready so far
+    int32_t flow;           // solver flow while in the network phase, else -1
+    uint8_t phase;          // 0: compute or latency part; 1: network part
+  };
   std::vector<int32_t> unmet_;           // per op
-  std::vector<int32_t> arrived_;         // per activity
-  std::vector<uint32_t> version_;        // per activity
-  std::vector<uint8_t> phase_;           // per activity: 0 latency/compute, 1 network
-  std::vector<double> remaining_;        // per activity: nominal seconds left in the phase
-  std::vector<double> speed_;            // per activity
-  std::vector<double> last_update_s_;    // per activity
-  std::vector<int32_t> flow_id_;         // per activity: solver flow while in phase 1
+  std::vector<State> state_;             // per activity
   std::vector<int32_t> flow_owner_;      // per solver flow id: activity
   std::vector<int32_t> running_compute_; // per rank
   std::vector<int32_t> comm_active_;     // per rank

@@ -61,12 +61,11 @@ int32_t TaskGraph::InternName(std::string_view name) {
 
 int32_t TaskGraph::AppendOp(int stream, int32_t activity) {
   PARASIM_CHECK(stream >= 0 && stream < num_streams(), "stream ", stream);
-  int32_t op = static_cast<int32_t>(op_activity_.size());
-  op_activity_.push_back(activity);
+  int32_t op = num_ops();
+  ops_.push_back(OpCore{activity, stream_rank_[stream], -1, 0});
   op_stream_.push_back(stream);
-  stream_next_.push_back(-1);
   int32_t prev = stream_last_op_[stream];
-  if (prev >= 0) stream_next_[prev] = op;
+  if (prev >= 0) ops_[prev].stream_next = op;
   stream_last_op_[stream] = op;
   return op;
 }
@@ -89,8 +88,8 @@ int32_t TaskGraph::AddGroupOp(std::span<const int32_t> streams, const ActivitySp
   int32_t act = static_cast<int32_t>(activities_.size());
   activities_.push_back(spec);
   int32_t first = num_ops();
-  activity_first_op_.push_back(first);
-  activity_num_ops_.push_back(static_cast<int32_t>(streams.size()));
+  cores_.push_back(ActivityCore{spec.duration_s, spec.network_s, first,
+                                static_cast<int32_t>(streams.size()), spec.flow_set, spec.kind});
   for (int32_t s : streams) AppendOp(s, act);
   return first;
 }
@@ -118,19 +117,21 @@ void TaskGraph::Finalize() {
   PARASIM_CHECK(!finalized_);
   const int32_t n = num_ops();
   // Counting sort by source keeps each op's successors in insertion order.
-  succ_offset_.assign(n + 1, 0);
-  for (const auto& e : edges_) ++succ_offset_[e.first + 1];
-  for (int32_t i = 0; i < n; ++i) succ_offset_[i + 1] += succ_offset_[i];
+  std::vector<int32_t> offset(n + 1, 0);
+  for (const auto& e : edges_) ++offset[e.first + 1];
+  for (int32_t i = 0; i < n; ++i) offset[i + 1] += offset[i];
   succ_.assign(edges_.size(), 0);
-  std::vector<int32_t> fill(succ_offset_.begin(), succ_offset_.end() - 1);
+  std::vector<int32_t> fill(offset.begin(), offset.end() - 1);
   initial_unmet_.assign(n, 0);
   for (const auto& e : edges_) {
     succ_[fill[e.first]++] = e.second;
     ++initial_unmet_[e.second];
   }
   for (int32_t op = 0; op < n; ++op) {
-    if (stream_next_[op] >= 0) ++initial_unmet_[stream_next_[op]];
+    ops_[op].succ_begin = offset[op];
+    if (ops_[op].stream_next >= 0) ++initial_unmet_[ops_[op].stream_next];
   }
+  ops_.push_back(OpCore{-1, -1, -1, offset[n]});  // sentinel: end of the last op's successors
   edges_.clear();
   edges_.shrink_to_fit();
   finalized_ = true;

@@ -66,6 +66,23 @@ struct LinkUse {
   double coefficient = 1;
 };
 
+// What the engine reads per activity and per op, packed so that one event
+// touches few cache lines (the full ActivitySpec stays in a cold array).
+struct ActivityCore {
+  double duration_s;
+  double network_s;
+  int32_t first_op;
+  int32_t num_ops;
+  int32_t flow_set;
+  WorkKind kind;
+};
+struct OpCore {
+  int32_t activity;
+  int32_t rank;
+  int32_t stream_next;   // next op on the same stream, -1 = none
+  int32_t succ_begin;    // explicit successors: succ_[succ_begin, next op's succ_begin)
+};
+
 class TaskGraph {
  public:
   TaskGraph();
@@ -91,7 +108,7 @@ class TaskGraph {
 
   int num_ranks() const { return static_cast<int>(rank_names_.size()); }
   int num_streams() const { return static_cast<int>(stream_rank_.size()); }
-  int32_t num_ops() const { return static_cast<int32_t>(op_activity_.size()); }
+  int32_t num_ops() const { return static_cast<int32_t>(op_stream_.size()); }
   int32_t num_activities() const { return static_cast<int32_t>(activities_.size()); }
 
   const std::string& rank_name(int rank) const { return rank_names_[rank]; }
@@ -100,19 +117,22 @@ class TaskGraph {
   int compute_stream(int rank) const { return rank_compute_stream_[rank]; }
   const std::string& name(int32_t id) const { return names_[id]; }
 
-  int32_t op_activity(int32_t op) const { return op_activity_[op]; }
+  int32_t op_activity(int32_t op) const { return ops_[op].activity; }
   int32_t op_stream(int32_t op) const { return op_stream_[op]; }
-  int32_t op_rank(int32_t op) const { return stream_rank_[op_stream_[op]]; }
+  int32_t op_rank(int32_t op) const { return ops_[op].rank; }
   const ActivitySpec& activity(int32_t act) const { return activities_[act]; }
-  int32_t activity_first_op(int32_t act) const { return activity_first_op_[act]; }
-  int32_t activity_num_ops(int32_t act) const { return activity_num_ops_[act]; }
+  const ActivityCore& core(int32_t act) const { return cores_[act]; }
+  int32_t activity_first_op(int32_t act) const { return cores_[act].first_op; }
+  int32_t activity_num_ops(int32_t act) const { return cores_[act].num_ops; }
 
   // After Finalize: the op that follows `op` on its stream (-1: none), the
   // explicit successors, and the count of what `op` waits for.
-  int32_t stream_next(int32_t op) const { return stream_next_[op]; }
+  const OpCore& op(int32_t op) const { return ops_[op]; }
+  int32_t stream_next(int32_t op) const { return ops_[op].stream_next; }
   std::span<const int32_t> successors(int32_t op) const {
-    return {succ_.data() + succ_offset_[op], succ_.data() + succ_offset_[op + 1]};
+    return {succ_.data() + ops_[op].succ_begin, succ_.data() + ops_[op + 1].succ_begin};
   }
+  const std::vector<int32_t>& initial_unmet() const { return initial_unmet_; }
   int32_t initial_unmet(int32_t op) const { return initial_unmet_[op]; }
 
   std::span<const LinkUse> flow_links(int32_t flow_set) const {
@@ -132,15 +152,11 @@ class TaskGraph {
   std::vector<int32_t> stream_last_op_;
   std::vector<std::string> names_;
 
-  std::vector<ActivitySpec> activities_;
-  std::vector<int32_t> activity_first_op_;
-  std::vector<int32_t> activity_num_ops_;
-
-  std::vector<int32_t> op_activity_;
+  std::vector<ActivitySpec> activities_;   // cold: labels for the trace
+  std::vector<ActivityCore> cores_;        // hot
+  std::vector<OpCore> ops_;                // hot; one extra sentinel after Finalize
   std::vector<int32_t> op_stream_;
-  std::vector<int32_t> stream_next_;
   std::vector<std::pair<int32_t, int32_t>> edges_;
-  std::vector<int32_t> succ_offset_;
   std::vector<int32_t> succ_;
   std::vector<int32_t> initial_unmet_;
 
