@@ -2,6 +2,7 @@
 // from a preset (dgx-h100, ...) or a YAML file (core/cluster_loader.h).
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "core/gpu_profile.h"
@@ -20,8 +21,10 @@ struct IntraNodeSpec {
 
 struct InterNodeSpec {
   InterNodeFabric fabric = InterNodeFabric::kFatTree;
-  int tiers = 2;                     // 2 or 3 (fat-tree)
+  int tiers = 2;                     // switch tiers: 1 (single switch), 2 or 3 (fat-tree);
+                                     // "auto" in files: the fewest that hold every NIC at 1:1
   bool rail_optimized = true;
+  int scalable_unit_nodes = 32;      // nodes per scalable unit (rail-optimized leaf group)
   int nics_per_node = 8;
   BytesPerSecond nic_bandwidth = Gbps(400);  // per NIC, per direction
   double oversubscription = 1.0;     // down:up ratio at each leaf (>= 1)
@@ -40,7 +43,8 @@ struct ClusterSpec {
   InterNodeSpec inter_node;
   Watts node_overhead_power;         // CPUs, NICs, fans per node (0 = not counted)
   Watts network_power_per_switch;    // 0 = not counted
-  std::string file;
+  std::map<std::string, std::string> sources;  // field -> source, from the file
+  std::string file;                  // where it was loaded from ("" = built in)
 
   int TotalGpus() const { return gpus_per_node * nodes; }
 };

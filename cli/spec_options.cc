@@ -1,0 +1,52 @@
+#include "cli/spec_options.h"
+
+#include "core/error.h"
+#include "core/loaders.h"
+
+namespace parasim::cli {
+
+void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
+  cmd.add_option("--model", spec.model, "Model: a preset (parasim models list), a YAML file or a HF config.json")
+      ->capture_default_str();
+  cmd.add_option("--cluster", spec.cluster, "Cluster: a preset (parasim profiles list) or a YAML file")
+      ->capture_default_str();
+  cmd.add_option("--nodes", spec.nodes, "Number of nodes (default: the cluster's own)");
+  cmd.add_option("--gpus", spec.gpus, "Number of GPUs (a multiple of the GPUs per node); instead of --nodes");
+  auto* batch = cmd.add_option("--global-batch", spec.global_batch, "Global batch, sequences per optimizer step");
+  if (need_batch) batch->required();
+  cmd.add_option("--seq-len", spec.seq_len, "Tokens per sequence")->capture_default_str();
+  cmd.add_option("--stack", spec.stack, "Software stack profile (default: pytorch-fsdp, the paper's)");
+  cmd.add_option("--job", spec.job_file, "Job YAML (global_batch, seq_len, precision, stack); flags override it");
+}
+
+ModelSpec SpecOptions::LoadModelSpec() const { return LoadModel(model); }
+
+ClusterSpec SpecOptions::LoadClusterSpec() const {
+  if (nodes < 0) throw Error("", "--nodes", StrCat(nodes, " is not a positive node count"));
+  if (gpus < 0) throw Error("", "--gpus", StrCat(gpus, " is not a positive GPU count"));
+  if (nodes > 0 && gpus > 0) throw Error("", "--gpus", "give --nodes or --gpus, not both");
+  ClusterSpec c = LoadCluster(cluster, nodes);
+  if (gpus > 0) {
+    if (gpus % c.gpus_per_node != 0) {
+      throw Error("", "--gpus",
+                  StrCat(gpus, " is not a multiple of the ", c.gpus_per_node, " GPUs per node of ", c.name));
+    }
+    c = LoadCluster(cluster, gpus / c.gpus_per_node);
+  }
+  return c;
+}
+
+JobSpec SpecOptions::LoadJobSpec() const {
+  JobSpec job;
+  if (!job_file.empty()) job = LoadJobYaml(job_file);
+  if (global_batch != 0) job.global_batch = global_batch;
+  if (seq_len != 4096 || job_file.empty()) job.seq_len = seq_len;
+  if (!stack.empty()) job.stack = stack;
+  if (job.global_batch <= 0) {
+    throw Error("", "--global-batch", StrCat(job.global_batch, " is not a positive number of sequences"));
+  }
+  if (job.seq_len <= 0) throw Error("", "--seq-len", StrCat(job.seq_len, " is not a positive number of tokens"));
+  return job;
+}
+
+}  // namespace parasim::cli

@@ -1,0 +1,294 @@
+#include "core/parallel_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <sstream>
+
+#include "core/internal/yaml_reader.h"
+#include "core/job_spec.h"
+#include "core/loaders.h"
+#include "core/model_spec.h"
+
+namespace parasim {
+namespace {
+
+const char* kOrderDims[] = {"tp", "cp", "ep", "dp", "pp"};
+
+bool ParseInt(const std::string& text, int& out) {
+  if (text.empty() || text.size() > 9) return false;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  out = std::stoi(text);
+  return true;
+}
+
+// Applies one key=value; problems are added to `issues`.
+void Apply(ParallelConfig& c, const std::string& key, const std::string& value, const std::string& where,
+           IssueList& issues) {
+  auto bad = [&](const std::string& why) { issues.Add(where, key, StrCat("'", value, "' ", why)); };
+  auto positive = [&](int& field) {
+    int v = 0;
+    if (!ParseInt(value, v) || v < 1) return bad("is not a positive integer");
+    field = v;
+  };
+  if (key == "dp") return positive(c.dp);
+  if (key == "tp") return positive(c.tp);
+  if (key == "pp") return positive(c.pp);
+  if (key == "cp") return positive(c.cp);
+  if (key == "ep") return positive(c.ep);
+  if (key == "mbs") return positive(c.micro_batch);
+  if (key == "vpp") return positive(c.vpp);
+  if (key == "prefetch") {
+    int v = 0;
+    if (!ParseInt(value, v)) return bad("is not a non-negative integer");
+    c.prefetch = v;
+    return;
+  }
+  if (key == "sharding") {
+    static const std::pair<const char*, ShardingMode> kModes[] = {
+        {"ddp", ShardingMode::kDdp},     {"zero1", ShardingMode::kZero1},
+        {"zero2-replicated", ShardingMode::kZero2Replicated},
+        {"zero2", ShardingMode::kZero2}, {"zero3", ShardingMode::kZero3}};
+    for (const auto& [name, mode] : kModes) {
+      if (value == name) {
+        c.sharding = mode;
+        c.hsdp_group = 0;
+        return;
+      }
+    }
+    if (value.rfind("hsdp:", 0) == 0) {
+      int g = 0;
+      if (!ParseInt(value.substr(5), g) || g < 1) return bad("needs a positive group size, e.g. hsdp:8");
+      c.sharding = ShardingMode::kHsdp;
+      c.hsdp_group = g;
+      return;
+    }
+    return bad("is not one of: ddp, zero1, zero2-replicated, zero2, zero3, hsdp:G");
+  }
+  if (key == "recompute") {
+    if (value == "none") c.recompute = RecomputeMode::kNone;
+    else if (value == "selective") c.recompute = RecomputeMode::kSelective;
+    else if (value == "full") c.recompute = RecomputeMode::kFull;
+    else bad("is not one of: none, selective, full");
+    return;
+  }
+  if (key == "sp") {
+    if (value == "on") c.sequence_parallel = true;
+    else if (value == "off") c.sequence_parallel = false;
+    else bad("is not one of: on, off");
+    return;
+  }
+  if (key == "schedule") {
+    if (value == "gpipe") c.schedule = PipelineSchedule::kGpipe;
+    else if (value == "1f1b") c.schedule = PipelineSchedule::k1F1B;
+    else if (value == "interleaved") c.schedule = PipelineSchedule::kInterleaved;
+    else if (value == "zb-h1") c.schedule = PipelineSchedule::kZeroBubble;
+    else bad("is not one of: gpipe, 1f1b, interleaved, zb-h1");
+    return;
+  }
+  if (key == "order") {
+    std::vector<std::string> parts;
+    std::stringstream in(value);
+    for (std::string p; std::getline(in, p, '-');) parts.push_back(p);
+    std::vector<std::string> sorted = parts, expected(std::begin(kOrderDims), std::end(kOrderDims));
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(expected.begin(), expected.end());
+    if (sorted != expected) return bad("must name each of tp, cp, ep, dp, pp once, innermost first");
+    c.order = value;
+    return;
+  }
+  if (key == "pp_layers") {
+    std::vector<int> layers;
+    std::stringstream in(value);
+    for (std::string p; std::getline(in, p, '/');) {
+      int v = 0;
+      if (!ParseInt(p, v) || v < 1) return bad("must be positive layer counts separated by '/', e.g. 9/8/8/7");
+      layers.push_back(v);
+    }
+    c.pp_layers = layers;
+    return;
+  }
+  issues.Add(where, key,
+             "unknown key; valid: dp, tp, pp, cp, ep, mbs, sharding, recompute, sp, vpp, schedule, order, "
+             "prefetch, pp_layers");
+}
+
+}  // namespace
+
+const char* ToString(ShardingMode m) {
+  switch (m) {
+    case ShardingMode::kDdp: return "ddp";
+    case ShardingMode::kZero1: return "zero1";
+    case ShardingMode::kZero2Replicated: return "zero2-replicated";
+    case ShardingMode::kZero2: return "zero2";
+    case ShardingMode::kZero3: return "zero3";
+    case ShardingMode::kHsdp: return "hsdp";
+  }
+  return "?";
+}
+
+const char* ToString(RecomputeMode m) {
+  switch (m) {
+    case RecomputeMode::kNone: return "none";
+    case RecomputeMode::kSelective: return "selective";
+    case RecomputeMode::kFull: return "full";
+  }
+  return "?";
+}
+
+const char* ToString(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::kGpipe: return "gpipe";
+    case PipelineSchedule::k1F1B: return "1f1b";
+    case PipelineSchedule::kInterleaved: return "interleaved";
+    case PipelineSchedule::kZeroBubble: return "zb-h1";
+  }
+  return "?";
+}
+
+ParallelConfig ParseParallelConfig(const std::string& text, const std::string& where) {
+  ParallelConfig c;
+  IssueList issues;
+  std::set<std::string> seen;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      issues.Add(where, item, "expected key=value");
+      continue;
+    }
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (!seen.insert(key).second) {
+      issues.Add(where, key, "given twice");
+      continue;
+    }
+    Apply(c, key, value, where, issues);
+  }
+  issues.ThrowIfAny();
+  return c;
+}
+
+ParallelConfig LoadParallelConfigYaml(const std::string& path) {
+  YAML::Node root = internal::ParseYamlFile(path);
+  if (!root.IsMap()) throw Error(path, "", "expected a mapping of parallel config keys");
+  ParallelConfig c;
+  IssueList issues;
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    if (key == "schema_version") continue;
+    if (!kv.second.IsScalar()) {
+      issues.Add(Issue{path, key, kv.second.Mark().line + 1, kv.second.Mark().column + 1, "expected a value"});
+      continue;
+    }
+    IssueList one;
+    Apply(c, key, kv.second.Scalar(), path, one);
+    for (Issue issue : one.issues()) {
+      issue.line = kv.second.Mark().line + 1;
+      issue.column = kv.second.Mark().column + 1;
+      issues.Add(issue);
+    }
+  }
+  issues.ThrowIfAny();
+  return c;
+}
+
+int ParallelConfig::NumMicroBatches(const JobSpec& job) const {
+  const int64_t per_step = static_cast<int64_t>(dp) * micro_batch;
+  if (per_step <= 0 || job.global_batch % per_step != 0) return 0;
+  return static_cast<int>(job.global_batch / per_step);
+}
+
+std::vector<int> ParallelConfig::StageLayers(const ModelSpec& model) const {
+  if (!pp_layers.empty()) return pp_layers;
+  // Balanced split; the remainder goes to the middle stages, because the
+  // first stage also holds the embedding and the last the LM head and loss.
+  const int layers = static_cast<int>(model.num_layers);
+  std::vector<int> out(pp, layers / pp);
+  std::vector<int> preference;  // middle stages first, then the first, then the last
+  for (int s = 1; s + 1 < pp; ++s) preference.push_back(s);
+  preference.push_back(0);
+  if (pp > 1) preference.push_back(pp - 1);
+  for (int i = 0; i < layers % pp; ++i) out[preference[i]] += 1;
+  return out;
+}
+
+std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpec& job, int world_size) const {
+  IssueList issues;
+  const std::string where = "config";
+  auto add = [&](const char* key, std::string message) { issues.Add(where, key, std::move(message)); };
+  if (WorldSize() != world_size) {
+    add("dp", StrCat("dp·tp·pp·cp = ", dp, "·", tp, "·", pp, "·", cp, " = ", WorldSize(), " but the cluster has ",
+                     world_size, " GPUs"));
+  }
+  if (model.num_attention_heads % tp != 0) {
+    add("tp", StrCat("tp=", tp, " does not divide the ", model.num_attention_heads, " attention heads"));
+  } else if (model.num_kv_heads % tp != 0) {
+    add("tp", StrCat("tp=", tp, " does not divide the ", model.num_kv_heads,
+                     " KV heads (Megatron needs num_query_groups % tp == 0)"));
+  }
+  const int64_t ffn = model.IsMoe() ? model.moe_ffn_hidden_size : model.ffn_hidden_size;
+  if (ffn % tp != 0) add("tp", StrCat("tp=", tp, " does not divide the FFN width ", ffn));
+  if (pp > model.num_layers) add("pp", StrCat("pp=", pp, " exceeds the ", model.num_layers, " layers"));
+  if (!pp_layers.empty()) {
+    int64_t sum = 0;
+    for (int l : pp_layers) sum += l;
+    if (static_cast<int>(pp_layers.size()) != pp || sum != model.num_layers) {
+      add("pp_layers", StrCat(pp_layers.size(), " stages holding ", sum, " layers; need pp=", pp, " stages holding ",
+                              model.num_layers));
+    }
+  }
+  if (vpp > 1) {
+    if (pp == 1) add("vpp", "vpp>1 needs pp>1");
+    if (schedule != PipelineSchedule::kInterleaved) add("vpp", "vpp>1 needs schedule=interleaved");
+    for (int layers : StageLayers(model)) {
+      if (layers % vpp != 0) {
+        add("vpp", StrCat("vpp=", vpp, " does not divide a stage of ", layers, " layers"));
+        break;
+      }
+    }
+  }
+  if (schedule == PipelineSchedule::kInterleaved && vpp == 1) add("schedule", "interleaved needs vpp>1");
+  if (cp > 1 && job.seq_len % (2 * cp) != 0) {
+    add("cp", StrCat("cp=", cp, ": the sequence ", job.seq_len,
+                     " must split into 2·cp equal chunks (causal load balancing)"));
+  }
+  if (ep > 1) {
+    if (!model.IsMoe()) add("ep", "ep>1 needs a mixture-of-experts model");
+    else if (model.num_experts % ep != 0) add("ep", StrCat("ep=", ep, " does not divide ", model.num_experts, " experts"));
+    if (dp % ep != 0) add("ep", StrCat("ep=", ep, " does not divide dp=", dp));
+  }
+  const int m = NumMicroBatches(job);
+  if (m == 0) {
+    add("mbs", StrCat("global batch ", job.global_batch, " is not a multiple of dp·mbs = ", dp, "·", micro_batch));
+  } else if (schedule == PipelineSchedule::kInterleaved && m % pp != 0) {
+    add("schedule", StrCat("interleaved 1F1B needs the ", m, " micro-batches to be a multiple of pp=", pp));
+  }
+  if (sequence_parallel && tp == 1) add("sp", "sp=on needs tp>1");
+  if (sharding == ShardingMode::kHsdp) {
+    if (hsdp_group < 1 || dp % hsdp_group != 0) {
+      add("sharding", StrCat("hsdp:", hsdp_group, ": the group size must divide dp=", dp));
+    }
+  }
+  return issues.issues();
+}
+
+std::string ParallelConfig::ToString() const {
+  std::string sharding_text = parasim::ToString(sharding);
+  if (sharding == ShardingMode::kHsdp) sharding_text = StrCat("hsdp:", hsdp_group);
+  std::string s = StrCat("dp=", dp, ",tp=", tp, ",pp=", pp, ",cp=", cp, ",ep=", ep, ",mbs=", micro_batch,
+                         ",sharding=", sharding_text, ",recompute=", parasim::ToString(recompute),
+                         ",sp=", sequence_parallel ? "on" : "off", ",vpp=", vpp,
+                         ",schedule=", parasim::ToString(schedule), ",order=", order, ",prefetch=", prefetch);
+  if (!pp_layers.empty()) {
+    s += ",pp_layers=";
+    for (size_t i = 0; i < pp_layers.size(); ++i) s += StrCat(i ? "/" : "", pp_layers[i]);
+  }
+  return s;
+}
+
+}  // namespace parasim
