@@ -88,7 +88,17 @@ ClusterShape MakeClusterShape(const ClusterSpec& c) {
   if (s.tiers == 2) {
     s.leaves_per_pod = s.leaves;
     s.pods = 1;
-    s.spines_per_pod = std::max(1, static_cast<int>(std::ceil(s.leaves * s.leaf_up / s.radix - 1e-9)));
+    // Fewest spines whose ports reach every leaf's uplinks, preferring a
+    // count that divides the uplinks (every leaf-spine trunk the same width,
+    // as the SuperPOD designs do: 1 SU 4 spines, 3 SU 16).
+    const int need = std::max(1, static_cast<int>(std::ceil(s.leaves * s.leaf_up / s.radix - 1e-9)));
+    const int up_ports = std::max(1, static_cast<int>(std::floor(s.leaf_up + 1e-9)));
+    s.spines_per_pod = need;
+    for (int n = need; n <= up_ports; ++n)
+      if (up_ports % n == 0) {
+        s.spines_per_pod = n;
+        break;
+      }
     s.leaf_spine_ports = s.leaf_up / s.spines_per_pod;
     return s;
   }

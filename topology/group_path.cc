@@ -44,17 +44,29 @@ bool FitsBlocks(const GroupLayout& l, long long block) {
   return l.extent <= block && block % l.extent == 0;
 }
 
+// Members of the group with lowest rank `base` that lie below `limit`
+// (bounded enumeration: at most `limit` values, whatever the group size).
+void MembersBelow(const GroupLayout& l, size_t factor, long long offset, long long limit, std::vector<int>* out) {
+  if (factor == l.factors.size()) {
+    out->push_back(static_cast<int>(offset));
+    return;
+  }
+  const GroupFactor& f = l.factors[factor];
+  for (int c = 0; c < f.size && offset + c * f.stride < limit; ++c)
+    MembersBelow(l, factor + 1, offset + c * f.stride, limit, out);
+}
+
 // Local indices (within domain 0) of the members of the group holding local rank r.
 uint64_t LocalMask(const GroupLayout& l, int r, int d) {
   long long base = r;
   for (const auto& f : l.factors) base -= ((r / f.stride) % f.size) * f.stride;
+  std::vector<int> members;
+  MembersBelow(l, 0, base, d, &members);
   uint64_t mask = 0;
-  for (int m : GroupMembersAt(l, base))
-    if (m >= 0 && m < d && m < 64) mask |= uint64_t{1} << m;
+  for (int m : members)
+    if (m < 64) mask |= uint64_t{1} << m;
   return mask;
 }
-
-int Popcount(uint64_t x) { return __builtin_popcountll(x); }
 
 }  // namespace
 
@@ -71,13 +83,9 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
   GroupPath p;
   p.ranks = l.size;
   // Members of the lowest group inside domain 0 (groups are regular translates).
-  const uint64_t base_mask = d <= 64 ? LocalMask(l, 0, d) : 0;
-  int k = 0;
-  if (d <= 64) {
-    k = Popcount(base_mask);
-  } else {
-    for (int m : GroupMembersAt(l, 0)) k += m < d;
-  }
+  std::vector<int> local;
+  MembersBelow(l, 0, 0, d, &local);
+  int k = static_cast<int>(local.size());
   k = std::max(1, std::min(k, l.size));
   p.crosses_nodes = !FitsBlocks(l, d);
   if (p.crosses_nodes && k == l.size) k = std::max(1, l.size / 2);   // straddles a boundary irregularly
@@ -141,9 +149,8 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
   int channels = 0;
   {
     std::vector<char> used(std::max(1, s.nics_per_domain), 0);
-    for (int g = 0; g < std::min(d, 64); ++g)
-      if (base_mask & (uint64_t{1} << g))
-        for (int j = 0; j < s.NicsPerGpu(); ++j) used[s.FirstNic(g) + j] = 1;
+    for (int g : local)
+      for (int j = 0; j < s.NicsPerGpu(); ++j) used[s.FirstNic(g) + j] = 1;
     for (char u : used) channels += u;
     channels = std::max(1, channels);
   }
@@ -163,7 +170,11 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
     // x + t leaves the leaf once per block of B domains (every hop if t >= B).
     const long long step_domains = k == 1 ? std::max<long long>(1, min_stride / d) : 1;
     const double leaving = std::min(1.0, static_cast<double>(step_domains) / s.LeafBlockDomains());
-    const double factor = std::min(1.0, 1.0 / (leaving * in.oversubscription));
+    // Uplink load per port: D-mod-K spreads a full leaf's ports over the
+    // spines, ceil(down / spines) flows per trunk of up / spines ports.
+    const double per_trunk = std::ceil(static_cast<double>(s.leaf_down) / s.spines_per_pod - 1e-9);
+    const double up_ratio = std::max(in.oversubscription, per_trunk / s.leaf_spine_ports);
+    const double factor = std::min(1.0, 1.0 / (leaving * up_ratio));
     if (factor < 1.0) {
       inter = inter * factor;
       inter_class = LinkClass::kLeafSpine;
