@@ -10,9 +10,8 @@ const char* ToString(StreamKind kind) {
     case StreamKind::kTp: return "tp";
     case StreamKind::kCp: return "cp";
     case StreamKind::kEp: return "ep";
-    case StreamKind::kDpGather: return "dp-gather";
-    case StreamKind::kDpReduce: return "dp-reduce";
-    case StreamKind::kPpSend: return "pp";
+    case StreamKind::kDp: return "dp";
+    case StreamKind::kPp: return "pp";
   }
   return "?";
 }

@@ -28,9 +28,8 @@ enum class StreamKind : uint8_t {
   kTp,         // tensor-parallel (and SP) collectives
   kCp,         // context-parallel ring steps
   kEp,         // expert-parallel all-to-all
-  kDpGather,   // FSDP / ZeRO parameter AllGather
-  kDpReduce,   // gradient ReduceScatter / AllReduce
-  kPpSend,     // pipeline activations and gradients to the neighbour stage
+  kDp,         // data-parallel / sharding collectives: gathers and reductions share it, as NCCL serializes one communicator
+  kPp,         // pipeline activations and gradients to the neighbour stage
 };
 const char* ToString(StreamKind kind);
 inline bool IsCommStream(StreamKind kind) { return kind != StreamKind::kCompute; }
@@ -55,6 +54,7 @@ struct ActivitySpec {
   int32_t micro_batch = -1;
   int32_t chunk = -1;      // virtual pipeline chunk, -1 = none
   double bytes = 0;        // collective size (nccl-tests convention), for the trace
+  int8_t dim = -1;         // parallel dimension of a collective (ParallelDim), -1 = none
 };
 
 // A link a flow set crosses, with how many of the set's flows cross it: a ring

@@ -32,7 +32,7 @@ TEST_CASE("simulator: streams overlap and dependencies order them", "[simulator]
   TaskGraph g;
   int r = g.AddRank("r0");
   int c = g.AddStream(r, StreamKind::kCompute);
-  int m = g.AddStream(r, StreamKind::kDpReduce);
+  int m = g.AddStream(r, StreamKind::kDp);
   int32_t a = g.AddOp(c, Compute(3));
   int32_t b = g.AddOp(c, Compute(2));
   int32_t x = g.AddOp(m, Comm(4));
@@ -56,7 +56,7 @@ TEST_CASE("simulator: a collective starts when its last participant arrives", "[
   for (int r = 0; r < 3; ++r) {
     int rank = g.AddRank("r");
     int c = g.AddStream(rank, StreamKind::kCompute);
-    comm_streams.push_back(g.AddStream(rank, StreamKind::kDpReduce));
+    comm_streams.push_back(g.AddStream(rank, StreamKind::kDp));
     computes.push_back(g.AddOp(c, Compute(r == 2 ? 5.0 : r + 1.0)));
   }
   int32_t ar = g.AddGroupOp(comm_streams, Comm(2));
@@ -81,7 +81,7 @@ TEST_CASE("simulator: comm/compute interference slows the overlapped part only",
   TaskGraph g;
   int r = g.AddRank("r0");
   int c = g.AddStream(r, StreamKind::kCompute);
-  int m = g.AddStream(r, StreamKind::kDpGather);
+  int m = g.AddStream(r, StreamKind::kDp);
   int32_t k = g.AddOp(c, Compute(10));
   g.AddOp(m, Comm(4));
   g.Finalize();
@@ -119,8 +119,8 @@ TEST_CASE("simulator: network activities share links max-min fairly", "[simulato
   int32_t fs = g.AddFlowSet(link, 10.0);
   int r = g.AddRank("r0");
   int c = g.AddStream(r, StreamKind::kCompute);
-  int s1 = g.AddStream(r, StreamKind::kDpGather);
-  int s2 = g.AddStream(r, StreamKind::kDpReduce);
+  int s1 = g.AddStream(r, StreamKind::kDp);
+  int s2 = g.AddStream(r, StreamKind::kDp);
   ActivitySpec net = Comm(0.1);
   net.network_s = 1.0;
   net.flow_set = fs;
