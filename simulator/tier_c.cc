@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "cost_model/collective_cost.h"
+#include "cost_model/comm_plan.h"
 #include "simulator/flow_solver.h"
 
 namespace parasim::simulator {
@@ -14,7 +15,8 @@ FlowCollectives::FlowCollectives(const StepWorkload& workload, const ClusterSpec
     : workload_(workload),
       cluster_(cluster),
       topology_(Topology::Build(cluster)),
-      placement_(workload.config, workload.world_size) {
+      placement_(workload.config, workload.world_size),
+      weight_placement_(WeightGroupConfig(workload.config), workload.world_size) {
   PARASIM_CHECK(workload.world_size <= topology_.gpu_count(), "job larger than the cluster");
   capacity_Bps_ = topology_.capacity_Bps();
   for (const BackgroundLoad& b : background) {
@@ -36,7 +38,7 @@ FlowCollectives::GroupSet& FlowCollectives::Groups(ParallelDim dim, SubGroup sub
   auto it = groups_.find(key);
   if (it != groups_.end()) return it->second;
   GroupSet set;
-  set.members = placement_.AllGroups(dim, sub);
+  set.members = (dim == ParallelDim::kDp ? weight_placement_ : placement_).AllGroups(dim, sub);
   set.group_of_gpu.assign(workload_.world_size, -1);
   for (size_t g = 0; g < set.members.size(); ++g) {
     for (int gpu : set.members[g]) set.group_of_gpu[gpu] = static_cast<int>(g);
@@ -80,7 +82,9 @@ double FlowCollectives::LatencyFraction(const WorkloadCollective& coll) {
                              coll.sub.size * 100003 + coll.sub.stride);
   auto it = latency_fraction_.find(key);
   if (it != latency_fraction_.end()) return it->second;
-  const GroupPath path = ResolveGroupPath(cluster_, workload_.config, coll.dim, coll.sub);
+  const ParallelConfig config =
+      coll.dim == ParallelDim::kDp ? WeightGroupConfig(workload_.config) : workload_.config;
+  const GroupPath path = ResolveGroupPath(cluster_, config, coll.dim, coll.sub);
   NcclFeatures features;
   features.compute_capability = cluster_.gpu.compute_capability;
   const CollectiveCost cost = EstimateCollective(coll.op, coll.size, path, features);

@@ -56,6 +56,7 @@ class FlowCollectives : public CollectiveFactory {
   const ClusterSpec& cluster_;
   Topology topology_;
   Placement placement_;
+  Placement weight_placement_;   // dp groups of dense weights span dp·cp ranks (WeightGroupConfig)
   std::vector<double> capacity_Bps_;
   std::map<std::tuple<int, int, int, int>, GroupSet> groups_;   // (dim, sub.size, sub.stride, all-to-all)
   std::map<std::tuple<int, int, int>, double> latency_fraction_;
