@@ -195,7 +195,23 @@ BackgroundLoad ParseBackgroundLoad(const std::string& text, const std::string& w
   return b;
 }
 
+struct StepSimulator::Buffers {
+  Engine engine;
+  StepGraph graph;
+};
+
+StepSimulator::StepSimulator() : buffers_(std::make_unique<Buffers>()) {}
+StepSimulator::~StepSimulator() = default;
+StepSimulator::StepSimulator(StepSimulator&&) noexcept = default;
+StepSimulator& StepSimulator::operator=(StepSimulator&&) noexcept = default;
+
 SimulationResult SimulateStep(const StepWorkload& wl, const ClusterSpec& cluster, const SimulationOptions& options) {
+  StepSimulator simulator;
+  return simulator.Simulate(wl, cluster, options);
+}
+
+SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSpec& cluster,
+                                         const SimulationOptions& options) {
   if (options.fidelity == Fidelity::kAnalytical) {
     throw Error("", "--fidelity", "the simulator runs 'simulated' (tier B) or 'full' (tier C)");
   }
@@ -215,17 +231,17 @@ SimulationResult SimulateStep(const StepWorkload& wl, const ClusterSpec& cluster
   for (int gpu = 0; gpu < world; ++gpu) stage_gpus[stage_of[gpu]].push_back(gpu);
 
   SimulationResult result;
-  Engine engine;
+  Engine& engine = buffers_->engine;
+  StepGraph& sg = buffers_->graph;
   EngineOptions eo;
   std::vector<double> slowdown;
-  StepGraph sg;
   std::vector<double> capacities;
   if (options.fidelity == Fidelity::kSimulated) {
     // One representative per stage: its first GPU.
     std::vector<std::vector<int>> reps(pp);
     for (int s = 0; s < pp; ++s) reps[s] = {stage_gpus[s].front()};
     TimedCollectives factory;
-    sg = BuildStepGraph(wl, reps, static_cast<double>(world) / pp, factory);
+    BuildStepGraphInto(wl, reps, static_cast<double>(world) / pp, factory, sg);
     // Every group waits for its slowest member, so a straggler paces its stage.
     slowdown.assign(pp, 1.0);
     for (const Straggler& s : options.stragglers) {
@@ -233,7 +249,7 @@ SimulationResult SimulateStep(const StepWorkload& wl, const ClusterSpec& cluster
     }
   } else {
     FlowCollectives factory(wl, cluster, options.background);
-    sg = BuildStepGraph(wl, stage_gpus, 1.0, factory);
+    BuildStepGraphInto(wl, stage_gpus, 1.0, factory, sg);
     capacities = factory.link_capacity_Bps();
     slowdown.assign(sg.graph.num_ranks(), 1.0);
     for (int r = 0; r < sg.graph.num_ranks(); ++r) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,25 @@ struct SimulationResult {
   std::string trace_json;        // when options.trace
   uint64_t events = 0;           // engine events processed
   int64_t activities = 0;        // ops of the simulated step
+};
+
+// A simulator that keeps its graph and engine buffers between calls, for
+// callers that simulate many steps (the planner re-scoring its best plans):
+// after the first call, building and running a step of the same size
+// allocates nothing. Not thread-safe; use one per thread.
+class StepSimulator {
+ public:
+  StepSimulator();
+  ~StepSimulator();
+  StepSimulator(StepSimulator&&) noexcept;
+  StepSimulator& operator=(StepSimulator&&) noexcept;
+  // As SimulateStep below.
+  SimulationResult Simulate(const StepWorkload& workload, const ClusterSpec& cluster,
+                            const SimulationOptions& options);
+
+ private:
+  struct Buffers;
+  std::unique_ptr<Buffers> buffers_;
 };
 
 // Simulates the step `workload` describes on `cluster`. Bad options

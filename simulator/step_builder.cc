@@ -401,9 +401,21 @@ void Builder::Build() {
 
 StepGraph BuildStepGraph(const StepWorkload& workload, const std::vector<std::vector<int>>& stage_gpus,
                          double weight, CollectiveFactory& factory) {
+  StepGraph out;
+  BuildStepGraphInto(workload, stage_gpus, weight, factory, out);
+  return out;
+}
+
+void BuildStepGraphInto(const StepWorkload& workload, const std::vector<std::vector<int>>& stage_gpus,
+                        double weight, CollectiveFactory& factory, StepGraph& out) {
   PARASIM_CHECK(stage_gpus.size() == workload.stages.size(), "lanes for every stage");
   PARASIM_CHECK(weight >= 1, "weight");
-  StepGraph out;
+  out.graph.Clear();
+  out.rank_stage.clear();
+  out.rank_gpu.clear();
+  out.rank_weight.clear();
+  out.stages.clear();
+  out.streams.clear();
   out.world = workload.world_size;
   out.interference_slowdown = std::max(0.0, workload.comm_interference - 1.0);
   for (size_t s = 0; s < stage_gpus.size(); ++s) {
@@ -428,10 +440,22 @@ StepGraph BuildStepGraph(const StepWorkload& workload, const std::vector<std::ve
     }
     out.stages.push_back(std::move(lanes));
   }
+  // Reserve what the step will hold: per unit and micro-batch, forward and
+  // backward each take a memory op, a GEMM piece and a collective per
+  // blocking issue, CP blocks and ring steps, gathers and reductions.
+  int64_t per_mb = 4;
+  for (const StageWork& st : workload.stages) {
+    for (const LayerWork& w : st.layers) {
+      per_mb += 6;
+      for (const WorkloadCollective& c : w.collectives) per_mb += 2 * (c.count + 1);
+    }
+  }
+  const int64_t lanes = static_cast<int64_t>(stage_gpus.empty() ? 1 : stage_gpus[0].size());
+  const int64_t ops = per_mb * std::max(1, workload.num_micro_batches) * lanes + 64;
+  out.graph.Reserve(ops, ops, 2 * ops);
   Builder builder(workload, out, factory);
   builder.Build();
   out.graph.Finalize();
-  return out;
 }
 
 }  // namespace parasim::simulator

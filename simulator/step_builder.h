@@ -67,5 +67,8 @@ struct StepGraph {
 // (InternalError).
 StepGraph BuildStepGraph(const StepWorkload& workload, const std::vector<std::vector<int>>& stage_gpus,
                          double weight, CollectiveFactory& factory);
+// The same into `out`, reusing its buffers.
+void BuildStepGraphInto(const StepWorkload& workload, const std::vector<std::vector<int>>& stage_gpus,
+                        double weight, CollectiveFactory& factory, StepGraph& out);
 
 }  // namespace parasim::simulator

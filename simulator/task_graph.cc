@@ -27,6 +27,35 @@ const char* ToString(WorkKind kind) {
 
 TaskGraph::TaskGraph() { names_.emplace_back(); }
 
+void TaskGraph::Clear() {
+  finalized_ = false;
+  rank_names_.clear();
+  rank_compute_stream_.clear();
+  stream_rank_.clear();
+  stream_kind_.clear();
+  stream_last_op_.clear();
+  stream_first_op_.clear();
+  names_.resize(1);
+  activities_.clear();
+  cores_.clear();
+  ops_.clear();
+  op_stream_.clear();
+  edges_.clear();
+  succ_.clear();
+  initial_unmet_.clear();
+  flow_links_.clear();
+  flow_offset_.assign(1, 0);
+  flow_nominal_rate_Bps_.clear();
+}
+
+void TaskGraph::Reserve(int64_t activities, int64_t ops, int64_t dependencies) {
+  activities_.reserve(activities);
+  cores_.reserve(activities);
+  ops_.reserve(ops + 1);
+  op_stream_.reserve(ops);
+  edges_.reserve(dependencies);
+}
+
 int TaskGraph::AddRank(std::string name) {
   PARASIM_CHECK(!finalized_);
   rank_names_.push_back(std::move(name));
@@ -46,6 +75,7 @@ int TaskGraph::AddStream(int rank, StreamKind kind) {
   stream_rank_.push_back(rank);
   stream_kind_.push_back(kind);
   stream_last_op_.push_back(-1);
+  stream_first_op_.push_back(-1);
   return id;
 }
 
@@ -65,6 +95,7 @@ int32_t TaskGraph::AppendOp(int stream, int32_t activity) {
   op_stream_.push_back(stream);
   int32_t prev = stream_last_op_[stream];
   if (prev >= 0) ops_[prev].stream_next = op;
+  else stream_first_op_[stream] = op;
   stream_last_op_[stream] = op;
   return op;
 }
@@ -131,8 +162,7 @@ void TaskGraph::Finalize() {
     if (ops_[op].stream_next >= 0) ++initial_unmet_[ops_[op].stream_next];
   }
   ops_.push_back(OpCore{-1, -1, -1, offset[n]});  // sentinel: end of the last op's successors
-  edges_.clear();
-  edges_.shrink_to_fit();
+  edges_.clear();   // capacity kept for the next build
   finalized_ = true;
 }
 

@@ -87,6 +87,12 @@ class TaskGraph {
  public:
   TaskGraph();
 
+  // Empties the graph but keeps its buffers, so the next step built into it
+  // allocates (and page-faults) nothing new.
+  void Clear();
+  // Capacity up front, so building a large step does not re-copy its arrays.
+  void Reserve(int64_t activities, int64_t ops, int64_t dependencies);
+
   int AddRank(std::string name);
   int AddStream(int rank, StreamKind kind);
   int32_t InternName(std::string_view name);
@@ -115,6 +121,8 @@ class TaskGraph {
   int stream_rank(int stream) const { return stream_rank_[stream]; }
   StreamKind stream_kind(int stream) const { return stream_kind_[stream]; }
   int compute_stream(int rank) const { return rank_compute_stream_[rank]; }
+  // First op on a stream (-1: none); follow stream_next() for the rest.
+  int32_t stream_first_op(int stream) const { return stream_first_op_[stream]; }
   const std::string& name(int32_t id) const { return names_[id]; }
 
   int32_t op_activity(int32_t op) const { return ops_[op].activity; }
@@ -150,6 +158,7 @@ class TaskGraph {
   std::vector<int> stream_rank_;
   std::vector<StreamKind> stream_kind_;
   std::vector<int32_t> stream_last_op_;
+  std::vector<int32_t> stream_first_op_;
   std::vector<std::string> names_;
 
   std::vector<ActivitySpec> activities_;   // cold: labels for the trace
