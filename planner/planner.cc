@@ -12,8 +12,10 @@ namespace parasim::planner {
 namespace {
 
 constexpr const char* kReasonDominated = "dominance: recompute not needed";
+constexpr const char* kReasonImpliedMemory = "memory: a smaller micro-batch did not fit";
+constexpr const char* kMemoryCategory = "memory";
 
-enum class State : uint8_t { kUnscored, kFeasible, kInfeasible, kDominated };
+enum class State : uint8_t { kUnscored, kFeasible, kInfeasible, kDominated, kImpliedMemory };
 
 // What ranking needs of one scored candidate (full reports are re-made for the few printed).
 struct Scored {
@@ -52,32 +54,47 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   std::mutex reasons_mutex;
   std::map<std::string, int64_t> infeasible_reasons;   // sums: the same for any thread order
 
-  ParallelFor(space.ladders.size(), options.threads, [&](size_t li) {
-    const Ladder& ladder = space.ladders[li];
-    bool fitted = false;
-    for (uint32_t k = 0; k < ladder.count; ++k) {
-      const size_t idx = ladder.first + k;
-      Scored& s = scored[idx];
-      if (fitted && dominance) {
-        s.state = State::kDominated;
-        continue;
+  // One chain (same config but micro-batch and recompute) per task, in order:
+  // a ladder stops at its first fitting rung (dominance); once a whole ladder
+  // fails on memory, the larger micro-batches of the chain are known not to fit.
+  ParallelFor(space.chains.size(), options.threads, [&](size_t ci) {
+    const Chain& chain = space.chains[ci];
+    bool memory_bound = false;
+    for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
+      const Ladder& ladder = space.ladders[li];
+      bool fitted = false;
+      bool all_memory = true;
+      for (uint32_t k = 0; k < ladder.count; ++k) {
+        const size_t idx = ladder.first + k;
+        Scored& s = scored[idx];
+        if (memory_bound && options.memory_implication) {
+          s.state = State::kImpliedMemory;
+          continue;
+        }
+        if (fitted && dominance) {
+          s.state = State::kDominated;
+          continue;
+        }
+        const Report r = scorer(space.ToConfig(idx));
+        if (!r.feasible) {
+          s.state = State::kInfeasible;
+          const std::string category = ReasonCategory(r.infeasible_reason);
+          all_memory = all_memory && category == kMemoryCategory;
+          std::lock_guard<std::mutex> lock(reasons_mutex);
+          ++infeasible_reasons[category];
+          continue;
+        }
+        PARASIM_CHECK(std::isfinite(r.tokens_per_s) && std::isfinite(r.tokens_per_joule) &&
+                          std::isfinite(r.exposed_comm_fraction) && r.tokens_per_s > 0,
+                      "scorer returned non-finite metrics for ", space.ToConfig(idx).ToString());
+        s.state = State::kFeasible;
+        s.tokens_per_s = r.tokens_per_s;
+        s.tokens_per_joule = r.tokens_per_joule;
+        s.exposed_comm_fraction = r.exposed_comm_fraction;
+        fitted = true;
+        all_memory = false;
       }
-      const Report r = scorer(space.ToConfig(idx));
-      if (!r.feasible) {
-        s.state = State::kInfeasible;
-        const std::string category = ReasonCategory(r.infeasible_reason);
-        std::lock_guard<std::mutex> lock(reasons_mutex);
-        ++infeasible_reasons[category];
-        continue;
-      }
-      PARASIM_CHECK(std::isfinite(r.tokens_per_s) && std::isfinite(r.tokens_per_joule) &&
-                        std::isfinite(r.exposed_comm_fraction) && r.tokens_per_s > 0,
-                    "scorer returned non-finite metrics for ", space.ToConfig(idx).ToString());
-      s.state = State::kFeasible;
-      s.tokens_per_s = r.tokens_per_s;
-      s.tokens_per_joule = r.tokens_per_joule;
-      s.exposed_comm_fraction = r.exposed_comm_fraction;
-      fitted = true;
+      if (ladder.count > 0 && all_memory) memory_bound = true;
     }
   });
 
@@ -91,7 +108,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
 
   std::vector<size_t> feasible;
   std::vector<double> score(scored.size(), 0.0);
-  int64_t dominated = 0;
+  int64_t dominated = 0, implied_memory = 0;
   for (size_t i = 0; i < scored.size(); ++i) {
     switch (scored[i].state) {
       case State::kFeasible:
@@ -101,10 +118,12 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
         break;
       case State::kInfeasible: ++result.scored; break;
       case State::kDominated: ++dominated; break;
+      case State::kImpliedMemory: ++implied_memory; break;
       case State::kUnscored: PARASIM_CHECK(false, "candidate ", i, " left unscored");
     }
   }
   if (dominated > 0) result.rejected[kReasonDominated] += dominated;
+  if (implied_memory > 0) result.rejected[kReasonImpliedMemory] += implied_memory;
   result.feasible = static_cast<int64_t>(feasible.size());
   {
     int64_t total = result.feasible;

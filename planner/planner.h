@@ -41,6 +41,11 @@ struct PlanOptions {
   // as dominated and not scored. Off for the exposed-comm objective, where
   // extra compute can hide communication.
   bool recompute_dominance = true;
+  // Memory grows with the micro-batch (activations, logits; weights and
+  // optimizer state do not depend on it), so when no recomputation lets a
+  // micro-batch fit, larger ones are rejected without scoring. A test checks
+  // that this never changes the result against the evaluator.
+  bool memory_implication = true;
   bool baseline = true;         // also find the pure-FSDP baseline (tp=pp=cp=1, zero2)
 };
 

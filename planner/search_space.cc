@@ -1,6 +1,7 @@
 #include "planner/search_space.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -11,6 +12,7 @@ namespace {
 // Rejection reasons (JSON keys of "rejected"): one per rule, fixed spelling.
 constexpr const char* kReasonConstraint = "constraint";
 constexpr const char* kReasonTpLimit = "limit: tp beyond two nodes";
+constexpr const char* kReasonDegreeLimit = "limit: a degree above 32767";
 constexpr const char* kReasonHeads = "divisibility: attention heads % tp";
 constexpr const char* kReasonFfn = "divisibility: ffn hidden % tp";
 constexpr const char* kReasonLayers = "divisibility: layers % pp";
@@ -78,12 +80,12 @@ ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
   config.cp = c.cp;
   config.ep = c.ep;
   config.micro_batch = c.mbs;
-  config.sharding = c.sharding;
+  config.sharding = static_cast<ShardingMode>(c.sharding);
   config.hsdp_group = c.hsdp_group;
-  config.recompute = c.recompute;
+  config.recompute = static_cast<RecomputeMode>(c.recompute);
   config.sequence_parallel = c.sp;
   config.vpp = c.vpp;
-  config.schedule = c.schedule;
+  config.schedule = static_cast<PipelineSchedule>(c.schedule);
   config.order = orders[c.order];
   config.prefetch = c.prefetch;
   return config;
@@ -128,6 +130,15 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
     ++space.searched;
   };
   const RecomputeMode kLadder[] = {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull};
+  // Constraint verdicts of the keys whose values do not depend on the layout.
+  std::vector<char> recompute_ok(3), sp_ok(2), order_ok, prefetch_ok;
+  for (RecomputeMode rc : kLadder) {
+    recompute_ok[static_cast<int>(rc)] = constraints.Allows(ConstraintKey::kRecompute, parasim::ToString(rc));
+  }
+  sp_ok[0] = constraints.Allows(ConstraintKey::kSp, "off");
+  sp_ok[1] = constraints.Allows(ConstraintKey::kSp, "on");
+  for (const std::string& o : space.orders) order_ok.push_back(constraints.Allows(ConstraintKey::kOrder, o));
+  for (int64_t f : prefetches) prefetch_ok.push_back(constraints.Allows(ConstraintKey::kPrefetch, f));
 
   for (int64_t tp : Divisors(world_size)) {
     for (int64_t pp : Divisors(world_size / tp)) {
@@ -137,6 +148,7 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
         for (int64_t ep : eps) {
           // Layout rules, in a fixed order: the first that fails names the reason.
           if (tp > max_tp) { reject(kReasonTpLimit); continue; }
+          if (std::max({tp, pp, cp, ep}) > INT16_MAX) { reject(kReasonDegreeLimit); continue; }
           if (heads % tp != 0 || kv_heads % tp != 0) { reject(kReasonHeads); continue; }
           if (ffn > 0 && ffn % tp != 0) { reject(kReasonFfn); continue; }
           if (layers % pp != 0) { reject(kReasonLayers); continue; }
@@ -163,40 +175,50 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
           }
           const auto shardings = ShardingChoices(static_cast<int>(dp), options);
           const int64_t local_batch = job.global_batch / dp;
+          const std::vector<int64_t> mbs_values = Divisors(local_batch);
+          // What the constraints allow, per value of each key of this layout.
+          std::vector<char> sharding_ok, schedule_ok, mbs_ok;
+          for (const auto& [mode, group] : shardings) {
+            sharding_ok.push_back(constraints.Allows(ConstraintKey::kSharding, ShardingName(mode, group)) &&
+                                  (mode != ShardingMode::kHsdp || constraints.Allows(ConstraintKey::kHsdpGroup, group)));
+          }
+          for (const ScheduleChoice& sc : schedules) {
+            schedule_ok.push_back(constraints.Allows(ConstraintKey::kSchedule, parasim::ToString(sc.schedule)) &&
+                                  constraints.Allows(ConstraintKey::kVpp, sc.vpp));
+          }
+          for (int64_t mbs : mbs_values) mbs_ok.push_back(constraints.Allows(ConstraintKey::kMbs, mbs));
 
-          for (int64_t mbs : Divisors(local_batch)) {
-            const int64_t micro_batches = local_batch / mbs;
-            for (const auto& [mode, group] : shardings) {
-              for (const ScheduleChoice& sc : schedules) {
-                for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
-                  for (size_t oi = 0; oi < space.orders.size(); ++oi) {
-                    for (int64_t prefetch : prefetches) {
+          for (size_t si = 0; si < shardings.size(); ++si) {
+            const auto [mode, group] = shardings[si];
+            for (size_t ki = 0; ki < schedules.size(); ++ki) {
+              const ScheduleChoice& sc = schedules[ki];
+              for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+                for (size_t oi = 0; oi < space.orders.size(); ++oi) {
+                  for (size_t fi = 0; fi < prefetches.size(); ++fi) {
+                    const int64_t prefetch = prefetches[fi];
+                    const bool allowed = sharding_ok[si] && schedule_ok[ki] && sp_ok[sp] && order_ok[oi] && prefetch_ok[fi];
+                    Chain chain{static_cast<uint32_t>(space.ladders.size()), 0};
+                    for (size_t mi = 0; mi < mbs_values.size(); ++mi) {
+                      const int64_t mbs = mbs_values[mi];
+                      const int64_t micro_batches = local_batch / mbs;
                       Candidate c;
                       c.dp = static_cast<int32_t>(dp);
-                      c.tp = static_cast<int32_t>(tp);
-                      c.pp = static_cast<int32_t>(pp);
-                      c.cp = static_cast<int32_t>(cp);
-                      c.ep = static_cast<int32_t>(ep);
+                      c.tp = static_cast<int16_t>(tp);
+                      c.pp = static_cast<int16_t>(pp);
+                      c.cp = static_cast<int16_t>(cp);
+                      c.ep = static_cast<int16_t>(ep);
                       c.mbs = static_cast<int32_t>(mbs);
-                      c.sharding = mode;
+                      c.sharding = static_cast<uint8_t>(mode);
                       c.hsdp_group = group;
-                      c.schedule = sc.schedule;
+                      c.schedule = static_cast<uint8_t>(sc.schedule);
                       c.vpp = static_cast<int16_t>(sc.vpp);
                       c.sp = sp == 1;
                       c.order = static_cast<uint16_t>(oi);
                       c.prefetch = static_cast<int16_t>(prefetch);
-                      const bool allowed =
-                          constraints.Allows(ConstraintKey::kMbs, mbs) &&
-                          constraints.Allows(ConstraintKey::kSharding, ShardingName(mode, group)) &&
-                          (mode != ShardingMode::kHsdp || constraints.Allows(ConstraintKey::kHsdpGroup, group)) &&
-                          constraints.Allows(ConstraintKey::kSchedule, parasim::ToString(sc.schedule)) &&
-                          constraints.Allows(ConstraintKey::kVpp, sc.vpp) &&
-                          constraints.Allows(ConstraintKey::kSp, sp ? "on" : "off") &&
-                          constraints.Allows(ConstraintKey::kOrder, space.orders[oi]) &&
-                          constraints.Allows(ConstraintKey::kPrefetch, prefetch);
+                      const bool mbs_allowed = allowed && mbs_ok[mi];
                       Ladder ladder{static_cast<uint32_t>(space.candidates.size()), 0};
                       for (RecomputeMode rc : kLadder) {
-                        if (!allowed || !constraints.Allows(ConstraintKey::kRecompute, parasim::ToString(rc))) {
+                        if (!mbs_allowed || !recompute_ok[static_cast<int>(rc)]) {
                           reject(kReasonConstraint);
                           continue;
                         }
@@ -205,13 +227,17 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
                           reject(kReasonInterleave);
                           continue;
                         }
-                        c.recompute = rc;
+                        c.recompute = static_cast<uint8_t>(rc);
                         space.candidates.push_back(c);
                         ++ladder.count;
                         ++space.searched;
                       }
-                      if (ladder.count > 0) space.ladders.push_back(ladder);
+                      if (ladder.count > 0) {
+                        space.ladders.push_back(ladder);
+                        ++chain.count;
+                      }
                     }
+                    if (chain.count > 0) space.chains.push_back(chain);
                   }
                 }
               }

@@ -1,6 +1,6 @@
 // The planner's search space: every parallel config of a job on N GPUs,
-// enumerated deterministically (lexicographic in tp, pp, cp, ep, mbs,
-// sharding, vpp/schedule, sp, order, prefetch, recompute), never sampled.
+// enumerated deterministically (lexicographic in tp, pp, cp, ep, sharding,
+// schedule/vpp, sp, order, prefetch, mbs, recompute), never sampled.
 //
 // A layout (dp, tp, pp, cp, ep) that breaks a divisibility rule is rejected as
 // one entry with its reason; every other config is a candidate, or a rejected
@@ -32,15 +32,16 @@ struct SpaceOptions {
 
 // One candidate, compact (the space can hold millions); ToConfig() expands it.
 struct Candidate {
-  int32_t dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
+  int32_t dp = 1;
   int32_t mbs = 1;
   int32_t hsdp_group = 0;
+  int16_t tp = 1, pp = 1, cp = 1, ep = 1;
   int16_t vpp = 1;
   int16_t prefetch = 1;
   uint16_t order = 0;        // index into SearchSpace::orders
-  ShardingMode sharding = ShardingMode::kZero2;
-  RecomputeMode recompute = RecomputeMode::kNone;
-  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  uint8_t sharding = static_cast<uint8_t>(ShardingMode::kZero2);
+  uint8_t recompute = static_cast<uint8_t>(RecomputeMode::kNone);
+  uint8_t schedule = static_cast<uint8_t>(PipelineSchedule::k1F1B);
   bool sp = false;
 };
 
@@ -51,9 +52,18 @@ struct Ladder {
   uint32_t count = 0;
 };
 
+// Ladders that differ only in micro-batch size, smallest first: memory grows
+// with the micro-batch, so once every rung of one fails on memory the
+// larger ones are known not to fit.
+struct Chain {
+  uint32_t first = 0;   // index of its first ladder
+  uint32_t count = 0;
+};
+
 struct SearchSpace {
   std::vector<Candidate> candidates;     // canonical order = index order
   std::vector<Ladder> ladders;           // partition of `candidates`, in order
+  std::vector<Chain> chains;             // partition of `ladders`, in order
   std::vector<std::string> orders;       // placement orders in the space
   std::map<std::string, int64_t> rejected;   // reason -> entries cut before scoring
   int64_t searched = 0;                  // candidates.size() + every rejected entry

@@ -126,3 +126,27 @@ TEST_CASE("planner: validate runs every seed finding", "[planner]") {
   CHECK(only[0].id == "F2");
   CHECK(only[1].id == "F9");
 }
+
+TEST_CASE("planner: memory implication never changes the result", "[planner]") {
+  // 70B on 64 GPUs: memory binds for most configs.
+  const ModelSpec model = LoadModel("llama2-70b");
+  const ClusterSpec cluster = ResizeCluster(LoadCluster("dgx-h100"), 64);
+  JobSpec job;
+  job.global_batch = 64;
+  job.seq_len = 4096;
+  const AnalyticalEvaluator evaluator(model, cluster, job);
+  PlanOptions o;
+  o.threads = 2;
+  o.top_k = 32;
+  o.objective.objective = Objective::kThroughput;
+  const PlanResult fast = RunPlan(evaluator, o);
+  o.memory_implication = false;
+  const PlanResult full = RunPlan(evaluator, o);
+  CHECK(fast.feasible == full.feasible);
+  CHECK(fast.scored < full.scored);
+  CHECK(fast.rejected.at("memory") + fast.rejected.at("memory: a smaller micro-batch did not fit") ==
+        full.rejected.at("memory"));
+  REQUIRE(fast.plans.size() == full.plans.size());
+  for (size_t i = 0; i < fast.plans.size(); ++i) CHECK(fast.plans[i].config.ToString() == full.plans[i].config.ToString());
+  REQUIRE(fast.pareto.size() == full.pareto.size());
+}
