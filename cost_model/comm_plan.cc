@@ -34,14 +34,18 @@ void AddSharding(std::vector<WorkloadCollective>& out, const ParallelConfig& c, 
   const ParallelDim dp = ParallelDim::kDp;
   switch (c.sharding) {
     case ShardingMode::kDdp:
-      // Bucketed AllReduce under the last micro-batch's backward (no_sync before it).
-      out.push_back(Make(CollectiveOp::kAllReduce, grad, dp, CommPhase::kGradientReduce, false, tag, 1, false, shard));
+      // Bucketed AllReduce under the last micro-batch's backward (no_sync
+      // before it), or after the backward when the stack does not overlap.
+      out.push_back(Make(CollectiveOp::kAllReduce, grad, dp,
+                         s.overlap_grad_reduce ? CommPhase::kGradientReduce : CommPhase::kStepEnd,
+                         !s.overlap_grad_reduce, tag, 1, false, shard));
       break;
     case ShardingMode::kZero1:
       // Distributed optimizer: ReduceScatter buckets in the last backward,
       // AllGather of updated parameters after the step (or under the next forward).
-      out.push_back(
-          Make(CollectiveOp::kReduceScatter, grad, dp, CommPhase::kGradientReduce, false, tag, 1, false, shard));
+      out.push_back(Make(CollectiveOp::kReduceScatter, grad, dp,
+                         s.overlap_grad_reduce ? CommPhase::kGradientReduce : CommPhase::kStepEnd,
+                         !s.overlap_grad_reduce, tag, 1, false, shard));
       out.push_back(Make(CollectiveOp::kAllGather, weights, dp,
                          s.overlap_param_gather ? CommPhase::kForwardPrefetch : CommPhase::kStepEnd,
                          !s.overlap_param_gather, tag, 1, false, shard));

@@ -187,6 +187,7 @@ struct AnalyticalEvaluator::Impl {
   double interference = 1.0;
   double model_flops_per_token = 0;
   double capacity = 0;
+  double score_bytes_per_token = 0;  // unfused attention activations (÷ tp; selective recompute drops them)
   uint64_t id = 0;  // unique per instance: keys the per-thread group-path cache
 
   Report Analyze(const ParallelConfig& c, StepWorkload* wl) const;
@@ -221,8 +222,12 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   d.attention_fwd_efficiency = ak.forward_efficiency;
   d.attention_bwd_efficiency = ak.forward_efficiency * ak.backward_ratio;
   s.lcm = MakeLayerCostModel(s.model, d, s.stack, job.seq_len);
+  s.lcm.attention = ak;
   s.lcm.stack = &s.stack;
-  s.act = LayerActivationPerToken(s.model);
+  s.act = LayerActivationPerToken(s.model, s.stack.dropout);
+  // Unfused attention keeps score-sized tensors per token: a·s elements × bytes.
+  s.score_bytes_per_token = ak.fused ? 0.0 : static_cast<double>(model.num_attention_heads) * job.seq_len *
+                                                 ak.score_bytes_saved;
   s.power = PowerStatesOf(g);
   s.features = s.stack.nccl;
   s.features.compute_capability = g.compute_capability > 0 ? g.compute_capability : s.features.compute_capability;
@@ -488,7 +493,9 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
     mi.params.layers = L;
     mi.params.largest_layer = std::max({layer.params, first ? emb.params : 0.0, last ? head.params : 0.0});
     const double in_flight = MicroBatchesInFlight(c.schedule, pp, m, v, s);
-    mi.activation_bytes = in_flight * L * LayerActivationBytes(act, T, c.tp, c.sequence_parallel, c.recompute);
+    const double scores = c.recompute == RecomputeMode::kNone ? T * score_bytes_per_token / c.tp : 0.0;
+    mi.activation_bytes =
+        in_flight * L * (LayerActivationBytes(act, T, c.tp, c.sequence_parallel, c.recompute) + scores);
     mi.working_bytes = c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(act, T, c.tp, c.sequence_parallel) : 0.0;
     mi.logits_bytes = last ? T * lcm.vocab / c.tp * stack.logits_bytes_per_element : 0.0;
     st.mem = EstimateMemory(stack, mi);

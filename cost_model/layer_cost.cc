@@ -54,6 +54,13 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
   m.top_k = static_cast<double>(model.experts_per_token);
   m.expert_ffn = static_cast<double>(model.moe_ffn_hidden_size > 0 ? model.moe_ffn_hidden_size
                                                                    : model.ffn_hidden_size);
+  m.heads = static_cast<double>(model.num_attention_heads);
+  m.head_dim = static_cast<double>(model.HeadDim());
+  // PyTorch's native LayerNorm is one fused kernel (read + write); RMSNorm
+  // costs what the stack's implementation moves.
+  m.norm_bytes = model.norm == NormKind::kLayerNorm ? std::min(4.0, stack.norm_bytes_per_element)
+                                                    : stack.norm_bytes_per_element;
+  m.rope_bytes = model.position == PositionKind::kRope ? stack.rope_bytes_per_element : 0.0;
   m.stack = &stack;
   return m;
 }
@@ -95,18 +102,34 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   // Attention core: T queries against the full s keys (CP ranks see all keys
   // over the ring), heads split over tp.
   const double attn_flops = 4.0 * T * m.seq * m.ad / tp;
-  const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / c.cp);
-  u.fwd.attention = attn.fwd;
-  u.bwd.attention = attn.bwd;
+  double score_bytes_fwd = 0, score_bytes_bwd = 0;
+  if (m.attention.fused) {
+    const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / c.cp);
+    u.fwd.attention = attn.fwd;
+    u.bwd.attention = attn.bwd;
+  } else {
+    // Unfused: QKᵀ and AV as batched GEMMs over the whole s×s scores (the
+    // causal half is computed and masked), scores streamed through HBM.
+    const double s_local = m.seq / c.cp;
+    const double rows = T / s_local * (m.heads / tp) * s_local;   // (sequence, head, query) rows
+    const double qk = GemmSeconds(d, rows, m.seq, m.head_dim);
+    const double av = GemmSeconds(d, rows, m.head_dim, m.seq);
+    const double scores = rows * m.seq;
+    score_bytes_fwd = scores * m.attention.score_bytes_forward;
+    score_bytes_bwd = scores * m.attention.score_bytes_backward;
+    u.fwd.attention = qk + av;
+    u.bwd.attention = 2.0 * (qk + av);
+    u.fwd.elementwise += MemorySeconds(d, score_bytes_fwd);
+    u.bwd.elementwise += MemorySeconds(d, score_bytes_bwd);
+  }
   // Memory-bound ops. Norms and residuals run on the full hidden vector of
   // every token a TP rank holds (T/tp with SP).
   const double t_norm = c.sequence_parallel ? T / tp : T;
   const double act_bytes = m.swiglu ? s.act_bytes_per_element : 4.0;   // GELU: read + write bf16
-  const double elem_fwd = 2.0 * t_norm * m.h * s.norm_bytes_per_element +
-                          2.0 * t_norm * m.h * s.residual_bytes_per_element +
-                          T * (m.ad + m.gd) / tp * s.rope_bytes_per_element + act_elems * act_bytes;
-  u.fwd.elementwise = MemorySeconds(d, elem_fwd);
-  u.bwd.elementwise = MemorySeconds(d, 2.0 * elem_fwd);
+  const double elem_fwd = 2.0 * t_norm * m.h * m.norm_bytes + 2.0 * t_norm * m.h * s.residual_bytes_per_element +
+                          T * (m.ad + m.gd) / tp * m.rope_bytes + act_elems * act_bytes;
+  u.fwd.elementwise += MemorySeconds(d, elem_fwd);
+  u.bwd.elementwise += MemorySeconds(d, 2.0 * elem_fwd);
   // Framework copies: passes over the layer's bf16 weights (read + write).
   const double attn_params = ((m.ad + 2.0 * m.gd) * m.h + m.ad * m.h) / tp;
   const double norm_params = 2.0 * m.h;
@@ -122,12 +145,16 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   const LayerOpFlops f = LayerForwardFlops(m.flops, T, m.seq, c.tp);
   u.fwd_flops = f.Total();
   u.bwd_flops = BackwardFlops(f.Total());
-  u.fwd_bytes = elem_fwd + s.copy_passes_forward * copy_bytes;
-  u.bwd_bytes = 2.0 * elem_fwd + s.copy_passes_backward * copy_bytes;
+  u.fwd_bytes = elem_fwd + score_bytes_fwd + s.copy_passes_forward * copy_bytes;
+  u.bwd_bytes = 2.0 * elem_fwd + score_bytes_bwd + s.copy_passes_backward * copy_bytes;
   // Recomputation: selective re-runs the attention core, full the whole forward.
   if (c.recompute == RecomputeMode::kSelective) {
-    u.recompute_s = u.fwd.attention;
+    // The attention core again (unfused: with its score traffic).
+    const double again = u.fwd.attention + MemorySeconds(d, score_bytes_fwd);
+    u.recompute_s = again;
     u.bwd.attention += u.fwd.attention;
+    u.bwd.elementwise += MemorySeconds(d, score_bytes_fwd);
+    u.bwd_bytes += score_bytes_fwd;
     u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
   } else if (c.recompute == RecomputeMode::kFull) {
     u.recompute_s = u.fwd.Total() - u.fwd.copy;
@@ -135,7 +162,7 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
     again.copy = 0;
     u.bwd += again;
     u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
-    u.bwd_bytes += elem_fwd;
+    u.bwd_bytes += elem_fwd + score_bytes_fwd;
   }
   return u;
 }

@@ -41,6 +41,10 @@ struct LayerCostModel {
   double h = 0, ad = 0, gd = 0, ffn = 0, vocab = 0, seq = 0;
   bool swiglu = true;
   bool moe = false;
+  double heads = 0, head_dim = 0;
+  double norm_bytes = 0;        // per element per forward, by the model's norm kind and the stack
+  double rope_bytes = 0;        // 0 without rotary embeddings
+  AttentionKernel attention;
   double experts = 0, top_k = 0, expert_ffn = 0;
   const SoftwareStack* stack = nullptr;
 };

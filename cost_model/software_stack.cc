@@ -164,6 +164,42 @@ SoftwareStack MegatronCore() {
   return s;
 }
 
+SoftwareStack MegatronLm2021() {
+  SoftwareStack s = MegatronCore();
+  s.name = "megatron-lm-2021";
+  s.description = "Megatron-LM of Narayanan et al. 2021 (SC21): unfused attention, dropout, apex fused kernels";
+  // Attention before FlashAttention: QKᵀ (baddbmm) writes the scores (2 B),
+  // the fused scale-mask-softmax reads and writes them (4 B), dropout reads
+  // them, writes the result and a 1-byte mask (5 B), AV reads them (2 B):
+  // 13 B per score element forward. Backward: AV's dgrad writes dP (2), its
+  // wgrad reads P (2), dropout backward (2 + 1 + 2), softmax backward reads
+  // P and dP and writes dS (6), QKᵀ's two GEMMs read dS (4): 21 B. Saved for
+  // backward: softmax output 2, mask 1, dropout output 2 = 5 B (Korthikanti
+  // et al. 2022, the 5as²b term).
+  AttentionKernel unfused{"unfused-softmax", 0, 1.0, false, 13, 21, 5};
+  s.attention_by_arch = {{"volta", unfused}, {"ampere", unfused}, {"hopper", unfused}, {"blackwell", unfused}};
+  // Apex fused LayerNorm (r2w2 = 4 B), bias-GeLU fusion (GELU r2w2),
+  // bias-dropout-add: read 2 tensors, write 1, write a 1-byte mask = 7 B.
+  s.norm_bytes_per_element = 4;
+  s.rope_bytes_per_element = 0;   // learned positions
+  s.residual_bytes_per_element = 7;
+  s.dropout = true;
+  // Kernels per layer forward: LN ×2, QKV, baddbmm, softmax, dropout, bmm,
+  // out proj, bias-dropout-add ×2, fc1, bias-GeLU, fc2 + layout copies ≈ 16.
+  s.kernels_per_layer_forward = 16;
+  // Gradients all-reduced in fp32 after the backward, not overlapped (the
+  // 2021 "local" DDP); no distributed optimizer.
+  s.overlap_grad_reduce = false;
+  s.overlap_param_gather = false;
+  s.logits_bytes_per_element = 6;
+  s.loss_bytes_per_element = 16;
+  // NCCL of 2021 (2.8/2.9): ring and tree, no NVLS, no PAT.
+  s.nccl.nvls = false;
+  s.nccl.nvls_tree = false;
+  s.nccl.pat = false;
+  return s;
+}
+
 }  // namespace
 
 const AttentionKernel& SoftwareStack::AttentionFor(const GpuProfile& gpu) const {
@@ -175,14 +211,18 @@ const AttentionKernel& SoftwareStack::AttentionFor(const GpuProfile& gpu) const 
   return attention_by_arch.back().second;
 }
 
-std::vector<std::string> SoftwareStackNames() { return {"megatron-core", "pytorch-fsdp", "pytorch-fsdp2"}; }
+std::vector<std::string> SoftwareStackNames() {
+  return {"megatron-core", "megatron-lm-2021", "pytorch-fsdp", "pytorch-fsdp2"};
+}
 
 SoftwareStack LoadSoftwareStack(const std::string& name) {
   if (name == "pytorch-fsdp" || name.empty()) return PyTorchFsdp();
   if (name == "pytorch-fsdp2" || name == "torchtitan") return PyTorchFsdp2();
   if (name == "megatron-core" || name == "megatron") return MegatronCore();
+  if (name == "megatron-lm-2021") return MegatronLm2021();
   throw Error("", "stack",
-              StrCat("unknown software stack '", name, "' (known: megatron-core, pytorch-fsdp, pytorch-fsdp2)"));
+              StrCat("unknown software stack '", name,
+                     "' (known: megatron-core, megatron-lm-2021, pytorch-fsdp, pytorch-fsdp2)"));
 }
 
 }  // namespace parasim

@@ -17,9 +17,15 @@ namespace parasim {
 // Attention kernel efficiency (fraction of dense tensor peak on FLOPs counted
 // with causal masking, i.e. half the full-attention convention).
 struct AttentionKernel {
-  std::string name;               // "flash-attn-2", "flash-attn-3"
-  double forward_efficiency = 0;  // long-sequence limit
+  std::string name;               // "flash-attn-2", "flash-attn-3", "unfused-softmax"
+  double forward_efficiency = 0;  // long-sequence limit (fused kernels)
   double backward_ratio = 0.8;    // backward efficiency / forward efficiency
+  // Unfused attention (before FlashAttention): QKᵀ and AV as batched GEMMs
+  // over the full s×s scores, which are written to and read from HBM.
+  bool fused = true;
+  double score_bytes_forward = 0;   // HBM bytes per score element, forward
+  double score_bytes_backward = 0;  // and backward
+  double score_bytes_saved = 0;     // kept for backward per score element (Korthikanti: 5)
 };
 
 struct SoftwareStack {
@@ -60,6 +66,8 @@ struct SoftwareStack {
   // Behaviour.
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)
   bool overlap_param_gather = false;   // zero1: parameter AllGather hidden under next forward
+  bool overlap_grad_reduce = true;     // ddp / zero1: gradient buckets reduced under backward
+  bool dropout = false;                // hidden/attention dropout (masks kept, extra traffic)
   NcclFeatures nccl;
   std::vector<std::pair<std::string, AttentionKernel>> attention_by_arch;  // architecture -> kernel
 
@@ -68,7 +76,9 @@ struct SoftwareStack {
 
 // Known names: "pytorch-fsdp" (default; the paper's PyTorch 2.3 FSDP, eager),
 // "pytorch-fsdp2" (torchtitan-style FSDP2 + compile, newer NCCL),
-// "megatron-core". Unknown names throw parasim::Error naming `stack`.
+// "megatron-core", "megatron-lm-2021" (Narayanan et al. 2021: unfused
+// attention, dropout, gradients all-reduced after backward). Unknown names
+// throw parasim::Error naming `stack`.
 SoftwareStack LoadSoftwareStack(const std::string& name);
 std::vector<std::string> SoftwareStackNames();
 
