@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 
 #include "core/error.h"
 #include "topology/cluster_shape.h"
@@ -68,6 +69,54 @@ uint64_t LocalMask(const GroupLayout& l, int r, int d) {
   return mask;
 }
 
+// True when every group has the same number of members in every NVLink
+// domain it touches (each factor stays inside a domain, strides whole
+// domains, or tiles whole domains).
+bool RegularOnDomains(const GroupLayout& l, long long d) {
+  for (const auto& f : l.factors) {
+    const long long span = f.stride * f.size;
+    const bool inside = d % span == 0;
+    const bool across = f.stride % d == 0;
+    const bool tiles = f.stride < d && d % f.stride == 0 && span % d == 0;
+    if (!inside && !across && !tiles) return false;
+  }
+  return true;
+}
+
+struct Pieces {
+  int min_piece = 1;    // fewest members a group has in one domain
+  int max_domains = 1;  // most domains one group spans
+};
+// Irregular layouts: scan one period (lcm of the group tile and the domain)
+// of groups; their per-domain pieces repeat after it.
+Pieces ScanPieces(const GroupLayout& l, long long d) {
+  const long long period = std::lcm(l.extent, d);
+  Pieces out{l.size, 1};
+  if (period > (1LL << 18)) {   // too long to scan: assume the worst split
+    out.min_piece = 1;
+    out.max_domains = std::min<long long>(l.size, (l.extent + d - 1) / d + 1);
+    return out;
+  }
+  for (long long b = 0; b < period; ++b) {
+    bool base = true;
+    for (const auto& f : l.factors) base = base && (b / f.stride) % f.size == 0;
+    if (!base) continue;
+    std::vector<int> members;
+    MembersBelow(l, 0, b, b + l.extent, &members);
+    int run = 0, domains = 0;
+    for (size_t i = 0; i < members.size(); ++i) {
+      ++run;
+      if (i + 1 == members.size() || members[i + 1] / d != members[i] / d) {
+        out.min_piece = std::min(out.min_piece, run);
+        ++domains;
+        run = 0;
+      }
+    }
+    out.max_domains = std::max(out.max_domains, domains);
+  }
+  return out;
+}
+
 }  // namespace
 
 GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& config, ParallelDim dim,
@@ -88,9 +137,14 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
   int k = static_cast<int>(local.size());
   k = std::max(1, std::min(k, l.size));
   p.crosses_nodes = !FitsBlocks(l, d);
-  if (p.crosses_nodes && k == l.size) k = std::max(1, l.size / 2);   // straddles a boundary irregularly
-  p.ranks_per_node = k;
   p.nodes = (l.size + k - 1) / k;
+  if (p.crosses_nodes && !RegularOnDomains(l, d)) {
+    // Groups straddle domain boundaries unevenly: the worst group sets the pace.
+    const Pieces pieces = ScanPieces(l, d);
+    k = pieces.min_piece;
+    p.nodes = pieces.max_domains;
+  }
+  p.ranks_per_node = k;
   p.groups_sharing_node = std::max(1, d / k);
   bool strides_whole_domains = true;
   long long min_stride = 0;

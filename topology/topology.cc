@@ -72,7 +72,7 @@ Topology Topology::Build(const ClusterSpec& cluster) {
   const int fabric_leaves = s.tiers >= 1 ? s.leaves : 0;
   t.intra_switch_base_ = s.gpus;
   t.nic_vertex_base_ = t.intra_switch_base_ + s.domains;
-  const int endpoints = s.tiers >= 1 ? s.endpoints : s.domains * s.nics_per_domain;
+  const int endpoints = s.tiers >= 1 ? s.endpoints : 0;   // one domain: no NICs in use
   t.leaf_base_ = t.nic_vertex_base_ + endpoints;
   t.spine_base_ = t.leaf_base_ + fabric_leaves;
   t.core_base_ = t.spine_base_ + (s.tiers >= 2 ? s.spines() : 0);

@@ -135,4 +135,64 @@ RingAnalysis AnalyzeRings(const Topology& topo, const ParallelConfig& config, Pa
   return a;
 }
 
+namespace {
+
+// ncclGetBtree (NCCL src/graph/trees.cc): parent of `rank` in a binary tree
+// over 0..n-1 built on the in-order numbering (rank 0 is the root).
+int BtreeParent(int n, int rank) {
+  if (rank == 0) return -1;
+  int bit = 1;
+  while (bit < n && !(bit & rank)) bit <<= 1;
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= n) up = rank ^ bit;
+  return up;
+}
+
+}  // namespace
+
+TreePlan PlanDoubleBinaryTree(const Topology& topo, const std::vector<int>& members) {
+  TreePlan plan;
+  plan.members = members;
+  std::sort(plan.members.begin(), plan.members.end());
+  const int D = topo.shape().domain_gpus;
+  for (int m : plan.members)
+    if (plan.leaders.empty() || plan.leaders.back() / D != m / D) plan.leaders.push_back(m);
+  const int n = static_cast<int>(plan.leaders.size());
+  for (auto& p : plan.parent) p.assign(n, -1);
+  for (int r = 0; r < n; ++r) {
+    plan.parent[0][r] = BtreeParent(n, r);
+    if (n % 2 == 1) {   // shift by one
+      const int u = BtreeParent(n, (r - 1 + n) % n);
+      plan.parent[1][r] = u < 0 ? -1 : (u + 1) % n;
+    } else {            // mirror
+      const int u = BtreeParent(n, n - 1 - r);
+      plan.parent[1][r] = u < 0 ? -1 : n - 1 - u;
+    }
+  }
+  return plan;
+}
+
+void AppendTreeFlows(const Topology& topo, const TreePlan& plan, double bytes, std::vector<Flow>* flows) {
+  const int D = topo.shape().domain_gpus;
+  const ClusterShape& s = topo.shape();
+  // Intra-domain chains: reduce towards the leader and broadcast back, whole message.
+  for (size_t i = 0; i + 1 < plan.members.size(); ++i) {
+    const int a = plan.members[i], b = plan.members[i + 1];
+    if (a / D != b / D) continue;
+    flows->push_back({b, a, bytes, -1});
+    flows->push_back({a, b, bytes, -1});
+  }
+  // Inter-domain trees: each carries half the message up (reduce) and down (broadcast),
+  // on the leader's own NIC rail.
+  for (int t = 0; t < 2; ++t)
+    for (size_t r = 0; r < plan.leaders.size(); ++r) {
+      const int p = plan.parent[t][r];
+      if (p < 0) continue;
+      const int child = plan.leaders[r], parent = plan.leaders[p];
+      const int rail = s.FirstNic(child % D);
+      flows->push_back({child, parent, bytes / 2, rail});
+      flows->push_back({parent, child, bytes / 2, rail});
+    }
+}
+
 }  // namespace parasim

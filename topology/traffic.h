@@ -4,6 +4,7 @@
 // bandwidth when every group of a dimension runs its collective at once.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "core/parallel_config.h"
@@ -49,6 +50,23 @@ RingPlan PlanRing(const Topology& topo, const std::vector<int>& members);
 // Flows of one ring step pattern: every member sends `bytes` to its successor,
 // split evenly over the channels.
 void AppendRingFlows(const RingPlan& plan, double bytes, std::vector<Flow>* flows);
+
+// NCCL's double binary tree over the domains a group spans (src/graph/trees.cc
+// ncclGetBtree / ncclGetDtree: tree 0 a binary tree on the in-order numbering,
+// tree 1 its mirror for an even count or its shift by one for an odd count),
+// so every domain is an interior node in at most one tree. Inside a domain the
+// members form a chain from the domain's first member (NCCL's intra-node
+// tree). Each tree carries half the data.
+struct TreePlan {
+  std::vector<int> members;
+  std::vector<int> leaders;                 // per domain (in domain order): the GPU on the tree
+  std::array<std::vector<int>, 2> parent;   // per tree, per domain index: parent domain index, -1 = root
+};
+TreePlan PlanDoubleBinaryTree(const Topology& topo, const std::vector<int>& members);
+
+// Flows of a tree AllReduce of `bytes` per rank: reduce up both trees and
+// broadcast down them (half the bytes each), plus the intra-domain chains.
+void AppendTreeFlows(const Topology& topo, const TreePlan& plan, double bytes, std::vector<Flow>* flows);
 
 // Graph-derived ring figures for every group of `dim` running at once.
 struct RingAnalysis {

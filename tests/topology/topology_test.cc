@@ -244,3 +244,67 @@ TEST_CASE("topology: Graphviz output names every vertex and cable", "[topology]"
   for (size_t p = dot.find("--"); p != std::string::npos; p = dot.find("--", p + 2)) ++edges;
   CHECK(static_cast<int>(edges) == t.link_count() / 2);
 }
+
+TEST_CASE("topology: concurrent groups share NICs, and the link loads show it", "[topology]") {
+  // DGX-1, tp=2: the two DP groups of a node use the same 4 NICs.
+  const Topology t = Topology::Build(test::Dgx1(4));
+  const ParallelConfig cfg = Cfg(16, 2);
+  Placement pl(cfg, 32);
+  std::vector<Flow> alone;
+  AppendRingFlows(PlanRing(t, pl.Members(ParallelDim::kDp, 0)), 1e9, &alone);
+  const LinkLoad one = ComputeLinkLoad(t, alone);
+  const RingAnalysis both = AnalyzeRings(t, cfg, ParallelDim::kDp);
+  CHECK_THAT(1e9 / one.bottleneck_seconds / 1e9, WithinRel(50.0, 1e-9));
+  CHECK_THAT(GBs(both.bus_bandwidth), WithinRel(25.0, 1e-9));
+  CHECK(t.link_class()[both.load.bottleneck_link] == LinkClass::kNic);
+}
+
+TEST_CASE("topology: irregular placements on NVL72 use the worst group's split", "[topology]") {
+  // pp=9 stages 32 GPUs apart on 72-GPU domains: stages split 3/2/3/... over domains.
+  ClusterSpec c = test::Nvl72(4);
+  c.gpus_per_node = 72;
+  c.nodes = 4;
+  c.inter_node.nics_per_node = 72;
+  c.inter_node.scalable_unit_nodes = 8;
+  const ParallelConfig cfg = Cfg(8, 4, 9);
+  const GroupPath p = ResolveGroupPath(c, cfg, ParallelDim::kPp);
+  CHECK(p.ranks_per_node == 2);
+  const RingAnalysis r = AnalyzeRings(Topology::Build(c), cfg, ParallelDim::kPp);
+  CHECK_THAT(GBs(r.bus_bandwidth), WithinRel(GBs(p.ring_bandwidth), 1e-9));
+}
+
+TEST_CASE("topology: NCCL double binary tree spans every domain twice, interior in at most one tree", "[topology]") {
+  for (int nodes : {1, 2, 3, 4, 5, 8, 13, 16, 31, 32}) {
+    const Topology t = Topology::Build(test::DgxH100(nodes));
+    std::vector<int> members(t.gpu_count());
+    for (int i = 0; i < t.gpu_count(); ++i) members[i] = i;
+    const TreePlan plan = PlanDoubleBinaryTree(t, members);
+    REQUIRE(static_cast<int>(plan.leaders.size()) == nodes);
+    std::vector<int> interior(nodes, 0);
+    for (int tree = 0; tree < 2; ++tree) {
+      int roots = 0;
+      std::vector<int> children(nodes, 0);
+      for (int r = 0; r < nodes; ++r) {
+        const int p = plan.parent[tree][r];
+        if (p < 0) { ++roots; continue; }
+        ++children[p];
+        // Walking up reaches the root: no cycles.
+        int v = r, steps = 0;
+        while (plan.parent[tree][v] >= 0 && steps <= nodes) { v = plan.parent[tree][v]; ++steps; }
+        CHECK(steps <= nodes);
+      }
+      CHECK(roots == 1);
+      for (int r = 0; r < nodes; ++r) {
+        CHECK(children[r] <= 2);
+        interior[r] += children[r] > 0;
+      }
+    }
+    if (nodes % 2 == 0)
+      for (int r = 0; r < nodes; ++r) CHECK(interior[r] <= 1);
+    // Tree AllReduce traffic is conserved like any flow set.
+    std::vector<Flow> flows;
+    AppendTreeFlows(t, plan, 1e6, &flows);
+    const LinkLoad load = ComputeLinkLoad(t, flows);
+    CHECK_THAT(load.delivered_bytes, WithinRel(load.injected_bytes, 1e-12));
+  }
+}
