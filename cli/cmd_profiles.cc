@@ -47,8 +47,8 @@ nlohmann::ordered_json GpuJson(const GpuProfile& g) {
 const char* IntraName(IntraNodeFabric f) {
   switch (f) {
     case IntraNodeFabric::kNvSwitch: return "nvswitch";
-    case IntraNodeFabric::kHybridCubeMesh: return "hybrid_cube_mesh";
-    case IntraNodeFabric::kNvlDomain: return "nvl_domain";
+    case IntraNodeFabric::kHybridCubeMesh: return "hybrid-cube-mesh";
+    case IntraNodeFabric::kNvlDomain: return "nvl-domain";
     case IntraNodeFabric::kPcie: return "pcie";
   }
   return "?";
@@ -66,7 +66,7 @@ nlohmann::ordered_json ClusterJson(const ClusterSpec& c) {
                      {"nvlink_domain_size", c.intra_node.nvlink_domain_size},
                      {"nvlink_latency_s", c.intra_node.nvlink_latency.si()}};
   const InterNodeSpec& n = c.inter_node;
-  j["inter_node"] = {{"fabric", n.fabric == InterNodeFabric::kFatTree ? "fat_tree" : "single_switch"},
+  j["inter_node"] = {{"fabric", n.fabric == InterNodeFabric::kFatTree ? "fat-tree" : "single-switch"},
                      {"tiers", n.tiers},
                      {"rail_optimized", n.rail_optimized},
                      {"scalable_unit_nodes", n.scalable_unit_nodes},

@@ -24,6 +24,14 @@ void ValidateModel(const ModelSpec& m, const std::string& file, IssueList& issue
   need_positive(m.num_attention_heads, "num_attention_heads");
   need_positive(m.num_kv_heads, "num_kv_heads");
   need_positive(m.vocab_size, "vocab_size");
+  // Bounds far above any real model keep every count inside int64 and every FLOP finite.
+  const std::pair<int64_t, const char*> kBounded[] = {
+      {m.hidden_size, "hidden_size"}, {m.num_layers, "num_layers"}, {m.num_attention_heads, "num_attention_heads"},
+      {m.ffn_hidden_size, "ffn_hidden_size"}, {m.moe_ffn_hidden_size, "moe_ffn_hidden_size"},
+      {m.vocab_size, "vocab_size"}, {m.num_experts, "num_experts"}, {m.head_dim, "head_dim"}};
+  for (const auto& [v, key] : kBounded) {
+    if (v > (int64_t{1} << 24)) issues.Add(file, key, StrCat(v, " is implausibly large (limit 16777216)"));
+  }
   if (m.num_attention_heads > 0 && m.num_kv_heads > 0 && m.num_attention_heads % m.num_kv_heads != 0) {
     issues.Add(file, "num_kv_heads",
                StrCat(m.num_kv_heads, " does not divide num_attention_heads (", m.num_attention_heads, ")"));

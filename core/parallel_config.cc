@@ -101,10 +101,12 @@ void Apply(ParallelConfig& c, const std::string& key, const std::string& value, 
   }
   if (key == "pp_layers") {
     std::vector<int> layers;
-    std::stringstream in(value);
-    for (std::string p; std::getline(in, p, '/');) {
+    std::string text = value;  // '/' is accepted as well as ':'
+    std::replace(text.begin(), text.end(), '/', ':');
+    std::stringstream in(text);
+    for (std::string p; std::getline(in, p, ':');) {
       int v = 0;
-      if (!ParseInt(p, v) || v < 1) return bad("must be positive layer counts separated by '/', e.g. 9/8/8/7");
+      if (!ParseInt(p, v) || v < 1) return bad("must be positive layer counts separated by ':', e.g. 9:8:8:7");
       layers.push_back(v);
     }
     c.pp_layers = layers;
@@ -245,9 +247,10 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
   if (vpp > 1) {
     if (pp == 1) add("vpp", "vpp>1 needs pp>1");
     if (schedule != PipelineSchedule::kInterleaved) add("vpp", "vpp>1 needs schedule=interleaved");
+    // Chunks need not be equal (Megatron, torchtitan); each needs a layer.
     for (int layers : StageLayers(model)) {
-      if (layers % vpp != 0) {
-        add("vpp", StrCat("vpp=", vpp, " does not divide a stage of ", layers, " layers"));
+      if (layers < vpp) {
+        add("vpp", StrCat("vpp=", vpp, " chunks exceed a stage of ", layers, " layers"));
         break;
       }
     }
@@ -286,7 +289,7 @@ std::string ParallelConfig::ToString() const {
                          ",schedule=", parasim::ToString(schedule), ",order=", order, ",prefetch=", prefetch);
   if (!pp_layers.empty()) {
     s += ",pp_layers=";
-    for (size_t i = 0; i < pp_layers.size(); ++i) s += StrCat(i ? "/" : "", pp_layers[i]);
+    for (size_t i = 0; i < pp_layers.size(); ++i) s += StrCat(i ? ":" : "", pp_layers[i]);
   }
   return s;
 }

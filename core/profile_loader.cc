@@ -54,6 +54,34 @@ YAML::Node OpenProfileYaml(const std::string& folder, const std::string& name_or
                      ") nor an existing file"));
 }
 
+// `overrides:` in a cluster file: any profile field, for what-if studies.
+void ApplyOverrides(YamlMap& o, GpuProfile& g) {
+  auto flops = [&](const char* key, FlopsPerSecond& f) { f = o.FlopRate(key, f); };
+  flops("bf16_dense", g.bf16_dense);
+  flops("fp16_dense", g.fp16_dense);
+  flops("fp8_dense", g.fp8_dense);
+  flops("tf32_dense", g.tf32_dense);
+  flops("fp32", g.fp32);
+  g.hbm_capacity = o.BytesValue("hbm_capacity", g.hbm_capacity);
+  g.hbm_bandwidth = o.Bandwidth("hbm_bandwidth", g.hbm_bandwidth);
+  g.nvlink_bandwidth = o.Bandwidth("nvlink_bandwidth", g.nvlink_bandwidth);
+  g.nvlink_links = static_cast<int>(o.Int("nvlink_links", g.nvlink_links, 0));
+  g.pcie_bandwidth = o.Bandwidth("pcie_bandwidth", g.pcie_bandwidth);
+  g.l2_cache = o.BytesValue("l2_cache", g.l2_cache);
+  g.sm_count = static_cast<int>(o.Int("sm_count", g.sm_count, 1));
+  g.tdp = o.Power("tdp", g.tdp);
+  g.idle_power = o.Power("idle_power", g.idle_power);
+  g.nvls = o.Bool("nvls", g.nvls);
+  g.gemm_max_efficiency = o.Double("gemm_max_efficiency", g.gemm_max_efficiency, 0.01, 1.0);
+  g.memory_efficiency = o.Double("memory_efficiency", g.memory_efficiency, 0.01, 1.0);
+  g.nvlink_efficiency = o.Double("nvlink_efficiency", g.nvlink_efficiency, 0.01, 1.0);
+  g.power_matmul_fraction = o.Double("power_matmul_fraction", g.power_matmul_fraction, 0.0, 1.0);
+  g.power_memory_fraction = o.Double("power_memory_fraction", g.power_memory_fraction, 0.0, 1.0);
+  g.power_comm_fraction = o.Double("power_comm_fraction", g.power_comm_fraction, 0.0, 1.0);
+  if (g.idle_power > g.tdp) o.AddIssue("idle_power", "idle power exceeds tdp");
+  o.Finish();
+}
+
 void ReadSources(YamlMap& map, std::map<std::string, std::string>& sources) {
   for (auto& [k, v] : map.StringMap("sources")) sources[k] = v;
 }
@@ -115,20 +143,22 @@ GpuProfile ParseGpuProfile(YamlMap& map) {
 }
 
 IntraNodeFabric ParseIntraFabric(YamlMap& map) {
-  const std::string v = map.String("fabric", "nvswitch");
+  std::string v = map.String("fabric", "nvswitch");
+  std::replace(v.begin(), v.end(), '_', '-');  // hybrid_cube_mesh reads as hybrid-cube-mesh
   if (v == "nvswitch") return IntraNodeFabric::kNvSwitch;
-  if (v == "hybrid_cube_mesh") return IntraNodeFabric::kHybridCubeMesh;
-  if (v == "nvl_domain") return IntraNodeFabric::kNvlDomain;
+  if (v == "hybrid-cube-mesh") return IntraNodeFabric::kHybridCubeMesh;
+  if (v == "nvl-domain") return IntraNodeFabric::kNvlDomain;
   if (v == "pcie") return IntraNodeFabric::kPcie;
-  map.AddIssue("fabric", StrCat("'", v, "' is not one of: nvswitch, hybrid_cube_mesh, nvl_domain, pcie"));
+  map.AddIssue("fabric", StrCat("'", v, "' is not one of: nvswitch, hybrid-cube-mesh, nvl-domain, pcie"));
   return IntraNodeFabric::kNvSwitch;
 }
 
 InterNodeFabric ParseInterFabric(YamlMap& map) {
-  const std::string v = map.String("fabric", "fat_tree");
-  if (v == "fat_tree") return InterNodeFabric::kFatTree;
-  if (v == "single_switch") return InterNodeFabric::kSingleSwitch;
-  map.AddIssue("fabric", StrCat("'", v, "' is not one of: fat_tree, single_switch"));
+  std::string v = map.String("fabric", "fat-tree");
+  std::replace(v.begin(), v.end(), '_', '-');
+  if (v == "fat-tree") return InterNodeFabric::kFatTree;
+  if (v == "single-switch") return InterNodeFabric::kSingleSwitch;
+  map.AddIssue("fabric", StrCat("'", v, "' is not one of: fat-tree, single-switch"));
   return InterNodeFabric::kFatTree;
 }
 
@@ -203,6 +233,7 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
     power.Finish();
   }
   ReadSources(map, c.sources);
+  YamlMap overrides = map.Map("overrides");
   map.Finish();
   issues.ThrowIfAny();
 
@@ -226,6 +257,9 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
     throw Error(wrapped);
   }
 
+  ApplyOverrides(overrides, c.gpu);
+  issues.ThrowIfAny();
+  if (map.Has("overrides")) c.sources["overrides"] = "profile fields overridden in this cluster file";
   if (nodes_override > 0) c.nodes = nodes_override;
   if (c.gpus_per_node % c.intra_node.nvlink_domain_size != 0 &&
       c.intra_node.nvlink_domain_size % c.gpus_per_node != 0) {

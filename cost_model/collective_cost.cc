@@ -7,6 +7,7 @@
 #include "cost_model/collective_cost.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "core/check.h"
@@ -66,19 +67,23 @@ Shape MakeShape(const GroupPath& path, const NcclFeatures& f, const CollectiveMo
   s.g = std::max(1, path.ranks_per_node);
   s.multi = path.crosses_nodes && s.nodes > 1;
   s.arch = nccl::ArchOf(f.compute_capability);
-  s.pcie_intra = path.bottleneck_class == LinkClass::kPcie;
+  // PCIe inside the node: the bottleneck is PCIe and it is the intra link
+  // (across nodes a PCIe-limited NIC path also reports kPcie).
+  s.pcie_intra = path.bottleneck_class == LinkClass::kPcie &&
+                 (!path.crosses_nodes || path.ring_bandwidth.si() >= path.intra_bandwidth.si());
   s.intra_raw_Bps = path.intra_bandwidth.si();
   s.intra_Bps = s.intra_raw_Bps *
                 (s.pcie_intra ? nccl::kPcieModelFraction : nccl::kNvlinkModelFraction[s.arch]);
   double ecmp = path.max_switch_hops >= 3 ? p.ecmp_uplink_efficiency : 1.0;
   s.inter_Bps = path.inter_bandwidth.si() * p.nic_efficiency * ecmp;
-  double pace = std::max(kMinPaceFactor, 1.0 - p.link_bandwidth_jitter * ExtremeFactor(s.nodes));
+  const double extreme = ExtremeFactor(s.multi ? s.nodes : 1);
+  double pace = std::max(kMinPaceFactor, 1.0 - p.link_bandwidth_jitter * extreme);
   s.paced_inter_Bps = s.inter_Bps * pace;
   s.net_channels = std::max(1, static_cast<int>(std::lround(s.inter_Bps / p.net_channel_bandwidth.si())));
   // NCCL's ring search on NVSwitch systems settles near 24 GB/s per channel
   // (Hopper intra ladder); only the per-channel caps use this count.
   s.intra_channels = std::max(2, static_cast<int>(std::ceil(s.intra_Bps / (24.0 * kGB))));
-  s.jitter_s = p.hop_latency_jitter.si() * ExtremeFactor(s.nodes);
+  s.jitter_s = p.hop_latency_jitter.si() * extreme;
   s.inter_hop_s = path.inter_hop_latency.si();
   s.intra_hop_s = path.intra_hop_latency.si();
   s.plugin_s = p.net_plugin_latency.si();
@@ -379,8 +384,8 @@ CollectiveModelParams CollectiveModelParams::AwsEfa() {
   CollectiveModelParams p;
   // Fitted to the HF ultrascale-playbook 256 MB AllGather/ReduceScatter sweep
   // (H100, EFA, 2-64 nodes): see tests/cost_model/collective_fit_test.cc.
-  p.nic_efficiency = 0.744;
-  p.net_plugin_latency = Microseconds(8.3);
+  p.nic_efficiency = 0.740;
+  p.net_plugin_latency = Microseconds(8.7);
   p.network_ll128 = false;
   return p;
 }
@@ -434,6 +439,41 @@ CollectiveOp ParseCollectiveOp(const std::string& text, const std::string& where
   throw Error("", where,
               StrCat("unknown collective '", text,
                      "' (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv)"));
+}
+
+NcclFeatures NcclFeaturesFor(const ClusterSpec& cluster, int version) {
+  NcclFeatures f;
+  f.compute_capability = cluster.gpu.compute_capability;
+  f.tree_allreduce = true;
+  f.nvls = cluster.gpu.nvls && version >= 21700;
+  f.nvls_tree = cluster.gpu.nvls && version >= 21800;
+  f.pat = version >= 22300;
+  f.collnet = cluster.inter_node.sharp;
+  f.ll128 = true;
+  return f;
+}
+
+int ParseNcclVersion(const std::string& text, const std::string& where) {
+  if (text == "paper") return kNcclPaperVersion;
+  if (text == "current") return kNcclCurrentVersion;
+  int part[3] = {0, 0, 0};
+  int count = 0;
+  size_t i = 0;
+  while (i < text.size() && count < 3) {
+    size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j == i || j - i > 3) break;
+    part[count++] = std::stoi(text.substr(i, j - i));
+    if (j == text.size()) {
+      i = j;
+      break;
+    }
+    if (text[j] != '.') break;
+    i = j + 1;
+  }
+  if (count < 2 || i != text.size() || part[0] != 2 || part[1] > 99 || part[2] > 99)
+    throw Error("", where, StrCat("'", text, "' is not an NCCL version (2.MINOR[.PATCH], paper, current)"));
+  return part[0] * 10000 + part[1] * 100 + part[2];
 }
 
 double BusBandwidthFactor(CollectiveOp op, int ranks) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "core/cluster_spec.h"
 #include "core/units.h"
 #include "topology/group_path.h"
 
@@ -41,13 +42,24 @@ struct NcclFeatures {
   int compute_capability = 90;
 };
 
+// The algorithm set of an NCCL release on a cluster's hardware (release
+// notes): NVLS from 2.17 and NVLSTree from 2.18 where the NVSwitch has SHARP
+// (gpu.nvls); PAT from 2.23; CollNet where the fabric has IB SHARP
+// (inter_node.sharp, i.e. the plugin is installed). `version` is
+// major*10000 + minor*100 + patch (2.20.5 -> 22005, the NCCL of PyTorch 2.3).
+NcclFeatures NcclFeaturesFor(const ClusterSpec& cluster, int version);
+inline constexpr int kNcclPaperVersion = 22005;     // PyTorch 2.3 (the seed paper's stack)
+inline constexpr int kNcclCurrentVersion = 23007;   // the constants' release
+// "2.20.5" | "2.23" | "paper" | "current"; throws parasim::Error naming `where`.
+int ParseNcclVersion(const std::string& text, const std::string& where);
+
 // The named parts of the scale-dependent model (DESIGN.md §4) that NCCL's own
 // tuning constants leave out. Defaults: sources and fits in docs/DECISIONS.md
 // ("Collectives:") and tests/cost_model/collective_fit_test.cc.
 struct CollectiveModelParams {
   // Host cost of starting one collective: a kernel launch per GPU the calling
   // thread drives (NCCL group launch). Training runs one process per GPU.
-  Seconds launch_per_gpu = Microseconds(2.6);   // fitted: nccl-tests 8xH100 -g 8 small sizes
+  Seconds launch_per_gpu = Microseconds(2.86);  // fitted: nccl-tests 8xH100 -g 8, sizes <= 64 KB
   int gpus_per_launch_thread = 1;               // nccl-tests -g 8 = 8
 
   // Achieved fraction of a NIC's line rate: NCCL's inter-node channel ladder
@@ -73,7 +85,7 @@ struct CollectiveModelParams {
   Seconds hop_latency_jitter = Microseconds(2.0);
   // cv: least-squares fit to the B200 IB 16 GB and H100 EFA 256 MB node sweeps
   // (tests/cost_model/collective_fit_test.cc).
-  double link_bandwidth_jitter = 0.058;
+  double link_bandwidth_jitter = 0.059;
   // Switch traversal beyond the leaf: each extra tier (max_switch_hops > 1)
   // adds its port-to-port latency only through path.inter_hop_latency; ECMP
   // hash collisions on shared uplinks cut the bandwidth of traffic that

@@ -10,13 +10,13 @@ namespace parasim {
 int ClusterShape::LeafBlockDomains() const {
   if (tiers <= 1) return domains;
   if (rail_optimized) return su_domains;
-  return std::max(1, leaf_down / std::max(1, nics_per_domain));
+  return std::max(1, domains_per_leaf);
 }
 
 int ClusterShape::PodBlockDomains() const {
   if (tiers <= 2) return domains;
-  if (rail_optimized) return su_domains * std::max(1, leaves_per_pod / nics_per_domain);
-  return std::max(1, leaves_per_pod * leaf_down / std::max(1, nics_per_domain));
+  if (rail_optimized) return su_domains * std::max(1, leaves_per_pod / leaves_per_su);
+  return std::max(1, leaves_per_pod * std::max(1, domains_per_leaf));
 }
 
 ClusterShape MakeClusterShape(const ClusterSpec& c) {
@@ -55,7 +55,7 @@ ClusterShape MakeClusterShape(const ClusterSpec& c) {
   s.endpoints = s.domains * s.nics_per_domain;
   s.rail_optimized = in.rail_optimized;
 
-  if (in.fabric == InterNodeFabric::kSingleSwitch) {
+  if (in.fabric == InterNodeFabric::kSingleSwitch || in.tiers == 1) {
     if (s.endpoints > s.radix)
       throw Error(file, "inter_node.switch_radix",
                   StrCat("a single switch of ", s.radix, " ports cannot connect ", s.endpoints, " NICs"));
@@ -73,11 +73,17 @@ ClusterShape MakeClusterShape(const ClusterSpec& c) {
   if (s.leaf_down >= s.radix) s.leaf_down = s.radix - 1;
   s.leaf_up = s.leaf_down / o;
   if (s.rail_optimized) {
-    s.su_domains = s.leaf_down;
+    // Scalable unit in domains, at most one leaf's down ports.
+    const long long su = std::max(1LL, static_cast<long long>(in.scalable_unit_nodes) * c.gpus_per_node / s.domain_gpus);
+    s.su_domains = static_cast<int>(std::min<long long>(su, s.leaf_down));
+    s.rails_per_leaf = std::max(1, std::min(s.nics_per_domain, s.leaf_down / s.su_domains));
+    s.leaves_per_su = (s.nics_per_domain + s.rails_per_leaf - 1) / s.rails_per_leaf;
     const int sus = (s.domains + s.su_domains - 1) / s.su_domains;
-    s.leaves = sus * s.nics_per_domain;
+    s.leaves = sus * s.leaves_per_su;
   } else {
-    s.leaves = (s.endpoints + s.leaf_down - 1) / s.leaf_down;
+    s.domains_per_leaf = s.leaf_down / s.nics_per_domain;
+    s.leaves = s.domains_per_leaf > 0 ? (s.domains + s.domains_per_leaf - 1) / s.domains_per_leaf
+                                      : (s.endpoints + s.leaf_down - 1) / s.leaf_down;
   }
 
   s.tiers = in.tiers;
@@ -88,7 +94,17 @@ ClusterShape MakeClusterShape(const ClusterSpec& c) {
   if (s.tiers == 2) {
     s.leaves_per_pod = s.leaves;
     s.pods = 1;
-    s.spines_per_pod = std::max(1, static_cast<int>(std::ceil(s.leaves * s.leaf_up / s.radix - 1e-9)));
+    // Fewest spines whose ports reach every leaf's uplinks, preferring a
+    // count that divides the uplinks (every leaf-spine trunk the same width,
+    // as the SuperPOD designs do: 1 SU 4 spines, 3 SU 16).
+    const int need = std::max(1, static_cast<int>(std::ceil(s.leaves * s.leaf_up / s.radix - 1e-9)));
+    const int up_ports = std::max(1, static_cast<int>(std::floor(s.leaf_up + 1e-9)));
+    s.spines_per_pod = need;
+    for (int n = need; n <= up_ports; ++n)
+      if (up_ports % n == 0) {
+        s.spines_per_pod = n;
+        break;
+      }
     s.leaf_spine_ports = s.leaf_up / s.spines_per_pod;
     return s;
   }

@@ -25,7 +25,10 @@ struct ClusterShape {
   int leaf_down = 0;            // leaf ports facing NICs
   double leaf_up = 0;           // leaf uplink capacity in ports (leaf_down / oversubscription)
   int leaves = 0;
-  int su_domains = 0;           // rail-optimized: domains per scalable unit (one leaf per rail)
+  int su_domains = 0;           // rail-optimized: domains per scalable unit
+  int rails_per_leaf = 1;       // rail-optimized: rails one leaf serves (leaf_down / su_domains)
+  int leaves_per_su = 0;        // rail-optimized: ceil(nics_per_domain / rails_per_leaf)
+  int domains_per_leaf = 0;     // not rail-optimized: whole domains per leaf (0: a domain spans leaves)
   int leaves_per_pod = 0;       // 3-tier: leaves under one set of spines; 2-tier: all leaves
   int pods = 1;
   int spines_per_pod = 0;       // 2-tier: all spines
@@ -47,15 +50,19 @@ struct ClusterShape {
                                           : (nic * domain_gpus + nics_per_domain - 1) / nics_per_domain;
   }
 
-  // Fat-tree position of NIC `nic` of domain `domain`.
+  // Fat-tree position of NIC `nic` of domain `domain`. Rail-optimized: the
+  // leaf of (scalable unit, rail group) - a leaf takes rails_per_leaf rails of
+  // su_domains domains. Otherwise whole domains are cabled to consecutive leaves.
   int LeafOf(int domain, int nic) const {
     if (tiers <= 1) return 0;
-    if (rail_optimized) return (domain / su_domains) * nics_per_domain + nic;
+    if (rail_optimized) return (domain / su_domains) * leaves_per_su + nic / rails_per_leaf;
+    if (domains_per_leaf > 0) return domain / domains_per_leaf;
     return (domain * nics_per_domain + nic) / leaf_down;
   }
   int LeafPort(int domain, int nic) const {
     if (tiers <= 1) return domain * nics_per_domain + nic;
-    if (rail_optimized) return domain % su_domains;
+    if (rail_optimized) return (nic % rails_per_leaf) * su_domains + domain % su_domains;
+    if (domains_per_leaf > 0) return (domain % domains_per_leaf) * nics_per_domain + nic;
     return (domain * nics_per_domain + nic) % leaf_down;
   }
   int PodOf(int leaf) const { return tiers == 3 ? leaf / leaves_per_pod : 0; }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 
 #include "core/error.h"
 #include "topology/cluster_shape.h"
@@ -44,17 +45,77 @@ bool FitsBlocks(const GroupLayout& l, long long block) {
   return l.extent <= block && block % l.extent == 0;
 }
 
+// Members of the group with lowest rank `base` that lie below `limit`
+// (bounded enumeration: at most `limit` values, whatever the group size).
+void MembersBelow(const GroupLayout& l, size_t factor, long long offset, long long limit, std::vector<int>* out) {
+  if (factor == l.factors.size()) {
+    out->push_back(static_cast<int>(offset));
+    return;
+  }
+  const GroupFactor& f = l.factors[factor];
+  for (int c = 0; c < f.size && offset + c * f.stride < limit; ++c)
+    MembersBelow(l, factor + 1, offset + c * f.stride, limit, out);
+}
+
 // Local indices (within domain 0) of the members of the group holding local rank r.
 uint64_t LocalMask(const GroupLayout& l, int r, int d) {
   long long base = r;
   for (const auto& f : l.factors) base -= ((r / f.stride) % f.size) * f.stride;
+  std::vector<int> members;
+  MembersBelow(l, 0, base, d, &members);
   uint64_t mask = 0;
-  for (int m : GroupMembersAt(l, base))
-    if (m >= 0 && m < d && m < 64) mask |= uint64_t{1} << m;
+  for (int m : members)
+    if (m < 64) mask |= uint64_t{1} << m;
   return mask;
 }
 
-int Popcount(uint64_t x) { return __builtin_popcountll(x); }
+// True when every group has the same number of members in every NVLink
+// domain it touches (each factor stays inside a domain, strides whole
+// domains, or tiles whole domains).
+bool RegularOnDomains(const GroupLayout& l, long long d) {
+  for (const auto& f : l.factors) {
+    const long long span = f.stride * f.size;
+    const bool inside = d % span == 0;
+    const bool across = f.stride % d == 0;
+    const bool tiles = f.stride < d && d % f.stride == 0 && span % d == 0;
+    if (!inside && !across && !tiles) return false;
+  }
+  return true;
+}
+
+struct Pieces {
+  int min_piece = 1;    // fewest members a group has in one domain
+  int max_domains = 1;  // most domains one group spans
+};
+// Irregular layouts: scan one period (lcm of the group tile and the domain)
+// of groups; their per-domain pieces repeat after it.
+Pieces ScanPieces(const GroupLayout& l, long long d) {
+  const long long period = std::lcm(l.extent, d);
+  Pieces out{l.size, 1};
+  if (period > (1LL << 18)) {   // too long to scan: assume the worst split
+    out.min_piece = 1;
+    out.max_domains = std::min<long long>(l.size, (l.extent + d - 1) / d + 1);
+    return out;
+  }
+  for (long long b = 0; b < period; ++b) {
+    bool base = true;
+    for (const auto& f : l.factors) base = base && (b / f.stride) % f.size == 0;
+    if (!base) continue;
+    std::vector<int> members;
+    MembersBelow(l, 0, b, b + l.extent, &members);
+    int run = 0, domains = 0;
+    for (size_t i = 0; i < members.size(); ++i) {
+      ++run;
+      if (i + 1 == members.size() || members[i + 1] / d != members[i] / d) {
+        out.min_piece = std::min(out.min_piece, run);
+        ++domains;
+        run = 0;
+      }
+    }
+    out.max_domains = std::max(out.max_domains, domains);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -71,18 +132,19 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
   GroupPath p;
   p.ranks = l.size;
   // Members of the lowest group inside domain 0 (groups are regular translates).
-  const uint64_t base_mask = d <= 64 ? LocalMask(l, 0, d) : 0;
-  int k = 0;
-  if (d <= 64) {
-    k = Popcount(base_mask);
-  } else {
-    for (int m : GroupMembersAt(l, 0)) k += m < d;
-  }
+  std::vector<int> local;
+  MembersBelow(l, 0, 0, d, &local);
+  int k = static_cast<int>(local.size());
   k = std::max(1, std::min(k, l.size));
   p.crosses_nodes = !FitsBlocks(l, d);
-  if (p.crosses_nodes && k == l.size) k = std::max(1, l.size / 2);   // straddles a boundary irregularly
-  p.ranks_per_node = k;
   p.nodes = (l.size + k - 1) / k;
+  if (p.crosses_nodes && !RegularOnDomains(l, d)) {
+    // Groups straddle domain boundaries unevenly: the worst group sets the pace.
+    const Pieces pieces = ScanPieces(l, d);
+    k = pieces.min_piece;
+    p.nodes = pieces.max_domains;
+  }
+  p.ranks_per_node = k;
   p.groups_sharing_node = std::max(1, d / k);
   bool strides_whole_domains = true;
   long long min_stride = 0;
@@ -141,9 +203,8 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
   int channels = 0;
   {
     std::vector<char> used(std::max(1, s.nics_per_domain), 0);
-    for (int g = 0; g < std::min(d, 64); ++g)
-      if (base_mask & (uint64_t{1} << g))
-        for (int j = 0; j < s.NicsPerGpu(); ++j) used[s.FirstNic(g) + j] = 1;
+    for (int g : local)
+      for (int j = 0; j < s.NicsPerGpu(); ++j) used[s.FirstNic(g) + j] = 1;
     for (char u : used) channels += u;
     channels = std::max(1, channels);
   }
@@ -163,7 +224,11 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
     // x + t leaves the leaf once per block of B domains (every hop if t >= B).
     const long long step_domains = k == 1 ? std::max<long long>(1, min_stride / d) : 1;
     const double leaving = std::min(1.0, static_cast<double>(step_domains) / s.LeafBlockDomains());
-    const double factor = std::min(1.0, 1.0 / (leaving * in.oversubscription));
+    // Uplink load per port: D-mod-K spreads a full leaf's ports over the
+    // spines, ceil(down / spines) flows per trunk of up / spines ports.
+    const double per_trunk = std::ceil(static_cast<double>(s.leaf_down) / s.spines_per_pod - 1e-9);
+    const double up_ratio = std::max(in.oversubscription, per_trunk / s.leaf_spine_ports);
+    const double factor = std::min(1.0, 1.0 / (leaving * up_ratio));
     if (factor < 1.0) {
       inter = inter * factor;
       inter_class = LinkClass::kLeafSpine;

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "core/loaders.h"
+#include "core/parallel_config.h"
 #include "tests/cost_model/collective_test_util.h"
 
 namespace parasim {
@@ -361,6 +363,75 @@ TEST_CASE("cost_model: collective names parse and print", "[cost_model]") {
   CHECK_THROWS_AS(ParseCollectiveOp("allmagic", "--op"), Error);
   CHECK(std::string(ToString(CollectiveAlgo::kNvlsTree)) == "nvlstree");
   CHECK(std::string(ToString(Protocol::kLL128)) == "LL128");
+}
+
+}  // namespace
+}  // namespace parasim
+
+namespace parasim {
+namespace {
+
+GroupPath DpGroupOn(const std::string& preset, int nodes, int tp) {
+  ClusterSpec c = LoadCluster(preset, nodes);
+  ParallelConfig cfg;
+  cfg.tp = tp;
+  cfg.dp = c.TotalGpus() / tp;
+  return ResolveGroupPath(c, cfg, ParallelDim::kDp);
+}
+
+TEST_CASE("cost_model: F9 holds on the dgx-h100 preset as the topology places it", "[cost_model]") {
+  Bytes layer(202383360.0 * 2);
+  ClusterSpec c = LoadCluster("dgx-h100", 4);
+  NcclFeatures f;   // the paper's NCCL: ring/tree
+  f.compute_capability = c.gpu.compute_capability;
+  GroupPath small = DpGroupOn("dgx-h100", 4, 1), large = DpGroupOn("dgx-h100", 512, 1);
+  REQUIRE(small.ranks == 32);
+  REQUIRE(large.ranks == 4096);
+  CollectiveCost ag4 = EstimateCollective(CollectiveOp::kAllGather, layer, small, f);
+  CollectiveCost ag512 = EstimateCollective(CollectiveOp::kAllGather, layer, large, f);
+  CollectiveCost ar4 = EstimateCollective(CollectiveOp::kAllReduce, layer, small, f);
+  CollectiveCost ar512 = EstimateCollective(CollectiveOp::kAllReduce, layer, large, f);
+  CHECK(ag512.busbw.si() <= 0.5 * ag4.busbw.si());
+  CHECK(ar512.algo == CollectiveAlgo::kTree);
+  CHECK(ar512.busbw.si() >= 0.6 * ar4.busbw.si());
+  // One rank per node on one rail (tp = 8): one NIC's share, PAT when enabled.
+  GroupPath rail = DpGroupOn("dgx-h100", 64, 8);
+  CHECK(rail.ranks_per_node == 1);
+  NcclFeatures modern = f;
+  modern.pat = true;
+  CollectiveCost pat = EstimateCollective(CollectiveOp::kAllGather, MB(64), rail, modern);
+  CHECK(pat.algo == CollectiveAlgo::kPat);
+  CHECK(pat.busbw.si() <= rail.ring_bandwidth.si());
+  // The presets' NVLS: single-node AllReduce picks it at large sizes.
+  NcclFeatures nv = f;
+  nv.nvls = c.gpu.nvls;
+  CHECK(EstimateCollective(CollectiveOp::kAllReduce, GiB(1), DpGroupOn("dgx-h100", 1, 1), nv).algo ==
+        CollectiveAlgo::kNvls);
+}
+
+}  // namespace
+}  // namespace parasim
+
+namespace parasim {
+namespace {
+
+TEST_CASE("cost_model: NCCL releases enable their algorithms where the hardware has them", "[cost_model]") {
+  CHECK(ParseNcclVersion("2.20.5", "--nccl") == 22005);
+  CHECK(ParseNcclVersion("2.23", "--nccl") == 22300);
+  CHECK(ParseNcclVersion("paper", "--nccl") == kNcclPaperVersion);
+  CHECK_THROWS_AS(ParseNcclVersion("3.1", "--nccl"), Error);
+  CHECK_THROWS_AS(ParseNcclVersion("2.x", "--nccl"), Error);
+  ClusterSpec h100 = LoadCluster("dgx-h100", 2);
+  ClusterSpec a100 = LoadCluster("dgx-a100", 2);
+  NcclFeatures paper = NcclFeaturesFor(h100, kNcclPaperVersion);
+  NcclFeatures current = NcclFeaturesFor(h100, kNcclCurrentVersion);
+  CHECK(paper.nvls);
+  CHECK_FALSE(paper.pat);
+  CHECK(current.pat);
+  CHECK(current.compute_capability == 90);
+  CHECK_FALSE(NcclFeaturesFor(a100, kNcclCurrentVersion).nvls);   // no NVLink SHARP on A100
+  CHECK_FALSE(NcclFeaturesFor(h100, 21605).nvls);                  // before NVLS
+  CHECK(NcclFeaturesFor(h100, kNcclCurrentVersion).collnet == h100.inter_node.sharp);
 }
 
 }  // namespace

@@ -25,10 +25,11 @@ inline GroupPath DgxGroup(int nodes, double nvlink_GBps = 450, double nics_GBps 
   p.intra_bandwidth = GBps(nvlink_GBps);
   p.inter_bandwidth = GBps(nics_GBps);
   p.ring_bandwidth = nodes > 1 ? GBps(std::min(nvlink_GBps, nics_GBps)) : GBps(nvlink_GBps);
-  p.intra_hop_latency = Microseconds(0.7);   // NVLink hop (core ClusterSpec default)
-  // NIC + PCIe 1.5 µs, leaf switch 0.3 µs, wire; spine beyond one SU (32 nodes).
+  // As topology's ResolveGroupPath builds it from the dgx-h100 preset: NVLink
+  // hop 0.6 µs; NIC 1 µs + 200 ns per switch; spine beyond one 32-node SU.
+  p.intra_hop_latency = Microseconds(0.6);
   p.max_switch_hops = nodes <= 1 ? 0 : (nodes <= 32 ? 1 : 3);
-  p.inter_hop_latency = Microseconds(1.5 + 0.3 * p.max_switch_hops + 0.1);
+  p.inter_hop_latency = Microseconds(1.0 + 0.2 * p.max_switch_hops);
   p.nvls_capable = nodes == 1;
   p.bottleneck_class = nodes > 1 ? LinkClass::kNic : LinkClass::kNvLink;
   return p;

@@ -70,6 +70,7 @@ inline ClusterSpec Nvl72(int racks, int domain = 72) {
   c.inter_node.nics_per_node = 4;
   c.inter_node.nic_bandwidth = Gbps(400);
   c.inter_node.switch_radix = 64;
+  c.inter_node.scalable_unit_nodes = 8 * domain / 4;   // SU of 8 racks (GB200 SuperPOD RA)
   return c;
 }
 

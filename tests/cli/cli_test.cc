@@ -1,0 +1,104 @@
+// cli: the parasim executable end to end: outputs, exit codes, atomic files.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `parasim ARGS`, capturing stdout and stderr separately.
+Run Parasim(const std::string& args) {
+  const std::filesystem::path err_file =
+      std::filesystem::temp_directory_path() / ("parasim_cli_test_" + std::to_string(::getpid()) + ".err");
+  const std::string cmd = std::string(PARASIM_BINARY) + " " + args + " 2>" + err_file.string();
+  Run r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+std::string Data(const std::string& rel) { return std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/" + rel; }
+
+}  // namespace
+
+TEST_CASE("cli: models show prints exact parameter counts", "[cli]") {
+  Run r = Parasim("models show llama2-7b --format json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("\"parameters\": 6738415616"));
+  r = Parasim("models show " + Data("hf/mixtral-8x7b.json") + " --format json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("\"parameters\": 46702792704"));
+}
+
+TEST_CASE("cli: bad input exits 2 with a message naming the problem", "[cli]") {
+  Run r = Parasim("models show no-such-model");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("--model") && Contains("no-such-model"));
+  r = Parasim("models show " + Data("invalid/model_bad_values.yaml"));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("num_layers") && Contains("colour: unknown key"));
+  r = Parasim("profiles show " + Data("invalid/cluster_bad.yaml"));
+  CHECK(r.code == 2);
+  r = Parasim("models frobnicate");
+  CHECK(r.code == 2);
+  r = Parasim("models list --format xml");
+  CHECK(r.code == 2);
+}
+
+TEST_CASE("cli: -o writes the whole file or nothing", "[cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("parasim_cli_o_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path good = dir / "models.json";
+  Run r = Parasim("models list --format json -o " + good.string());
+  REQUIRE(r.code == 0);
+  CHECK(r.out.empty());
+  std::ifstream in(good);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK_THAT(ss.str(), Contains("\"llama3-405b\""));
+  // Into a folder that does not exist: exit 2, and no file or temp file left behind.
+  const fs::path bad = dir / "missing" / "out.json";
+  r = Parasim("models list --format json -o " + bad.string());
+  CHECK(r.code == 2);
+  CHECK_FALSE(fs::exists(bad));
+  // A failed command leaves an earlier output untouched.
+  r = Parasim("models show nothing-here -o " + good.string());
+  CHECK(r.code == 2);
+  std::ifstream again(good);
+  std::stringstream ss2;
+  ss2 << again.rdbuf();
+  CHECK(ss2.str() == ss.str());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("cli: the same input gives byte-identical output", "[cli]") {
+  const Run a = Parasim("profiles show dgx-h100 --nodes 64 --format json");
+  const Run b = Parasim("profiles show dgx-h100 --nodes 64 --format json");
+  REQUIRE(a.code == 0);
+  CHECK(a.out == b.out);
+  CHECK_THAT(a.out, Contains("\"gpus\": 512"));
+}
