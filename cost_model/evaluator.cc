@@ -229,8 +229,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.score_bytes_per_token = ak.fused ? 0.0 : static_cast<double>(model.num_attention_heads) * job.seq_len *
                                                  ak.score_bytes_saved;
   s.power = PowerStatesOf(g);
-  s.features = s.stack.nccl;
-  s.features.compute_capability = g.compute_capability > 0 ? g.compute_capability : s.features.compute_capability;
+  s.features = NcclFeaturesFor(cluster, s.stack.nccl_version);
   // NCCL's SMs taken from compute while a collective overlaps it.
   s.interference = 1.0 + static_cast<double>(s.stack.nccl_channels) / d.sm_count;
   s.model_flops_per_token = s.lcm.flops.ModelFlopsPerToken(job.seq_len);
