@@ -188,6 +188,7 @@ struct AnalyticalEvaluator::Impl {
   double model_flops_per_token = 0;
   double capacity = 0;
   double score_bytes_per_token = 0;  // unfused attention activations (÷ tp; selective recompute drops them)
+  int fabric_switches = 0;   // for network power (0 W per switch = not counted)
   uint64_t id = 0;  // unique per instance: keys the per-thread group-path cache
 
   Report Analyze(const ParallelConfig& c, StepWorkload* wl) const;
@@ -234,6 +235,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.interference = 1.0 + static_cast<double>(s.stack.nccl_channels) / d.sm_count;
   s.model_flops_per_token = s.lcm.flops.ModelFlopsPerToken(job.seq_len);
   s.capacity = g.hbm_capacity.si();
+  s.fabric_switches = FabricSwitchCount(cluster);
   static std::atomic<uint64_t> next_id{1};
   s.id = next_id.fetch_add(1);
 }
@@ -547,7 +549,8 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
     comm_only_j += e.comm_only_energy_j;
   }
   const double nodes = static_cast<double>(world) / std::max(1, cluster.gpus_per_node);
-  const double energy = avg_w * world * step + cluster.node_overhead_power.si() * nodes * step;
+  const double energy = avg_w * world * step + cluster.node_overhead_power.si() * nodes * step +
+                        cluster.network_power_per_switch.si() * fabric_switches * step;
   rep.power_per_gpu = Watts(avg_w);
   rep.energy_per_step = Joules(energy);
   rep.tokens_per_joule = tokens / energy;
