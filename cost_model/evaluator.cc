@@ -248,7 +248,17 @@ const ModelSpec& AnalyticalEvaluator::model() const { return impl_->model; }
 const ClusterSpec& AnalyticalEvaluator::cluster() const { return impl_->cluster; }
 const JobSpec& AnalyticalEvaluator::job() const { return impl_->job; }
 
-Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const { return impl_->Analyze(config, nullptr); }
+Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const {
+  try {
+    return impl_->Analyze(config, nullptr);
+  } catch (const Error& e) {   // a rule only the placement checks (order, groups): not a plan
+    Report r;
+    r.config = config;
+    r.feasible = false;
+    r.infeasible_reason = StrCat("config: ", e.what());
+    return r;
+  }
+}
 
 StepWorkload AnalyticalEvaluator::BuildWorkload(const ParallelConfig& config) const {
   StepWorkload wl;
