@@ -6,6 +6,7 @@
 // placed (topology/group_path.h). Bus bandwidth follows nccl-tests.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/units.h"
@@ -16,6 +17,8 @@ namespace parasim {
 enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
 enum class CollectiveAlgo { kRing, kTree, kNvls, kNvlsTree, kCollNet, kPat, kDirect };
 enum class Protocol { kLL, kLL128, kSimple };
+inline constexpr int kNumCollectiveAlgos = 7;
+inline constexpr int kNumProtocols = 3;
 const char* ToString(CollectiveOp op);
 const char* ToString(CollectiveAlgo algo);
 const char* ToString(Protocol proto);
@@ -32,6 +35,61 @@ struct NcclFeatures {
   bool pat = false;             // PAT AllGather/ReduceScatter, one GPU per node
   bool collnet = false;         // IB SHARP (when the fabric has it)
   bool ll128 = true;
+  // GPU generation (CUDA compute capability: 70 Volta, 80 Ampere, 90 Hopper,
+  // 100 Blackwell). NCCL's link model, protocol caps and NVLS efficiency are
+  // per architecture (tuning.cc); pass cluster.gpu.compute_capability.
+  int compute_capability = 90;
+};
+
+// The named parts of the scale-dependent model (DESIGN.md §4) that NCCL's own
+// tuning constants leave out. Defaults: sources and fits in docs/DECISIONS.md
+// ("Collectives:") and tests/cost_model/collective_fit_test.cc.
+struct CollectiveModelParams {
+  // Host cost of starting one collective: a kernel launch per GPU the calling
+  // thread drives (NCCL group launch). Training runs one process per GPU.
+  Seconds launch_per_gpu = Microseconds(2.6);   // fitted: nccl-tests 8xH100 -g 8 small sizes
+  int gpus_per_launch_thread = 1;               // nccl-tests -g 8 = 8
+
+  // Achieved fraction of a NIC's line rate: NCCL's inter-node channel ladder
+  // tops out at 48 GB/s for a 50 GB/s (400 Gb/s) NIC (search.cc), and NCCL
+  // maintainers quote 46-48 GB/s per NDR NIC (nccl-tests #290).
+  double nic_efficiency = 0.96;
+  // NCCL's inter-node per-channel bandwidth (top of the Hopper inter ladder);
+  // the number of network channels is the NIC bandwidth / this.
+  BytesPerSecond net_channel_bandwidth = GBps(48);
+  // Extra latency the network plugin reports per network hop, added to NCCL's
+  // NET constants (twice for Simple: "flush"). IB verbs: 0 (tuning.cc).
+  Seconds net_plugin_latency = Microseconds(0);
+  // NCCL's netOverhead: per intra step of a multi-node ring, x3 for Simple;
+  // 1.0 us Intel/other CPUs, 2.0 AMD (tuning.cc).
+  Seconds net_overhead = Microseconds(1.0);
+
+  // Lock-step synchronization (DESIGN.md §4): every ring step waits for the
+  // slowest of its m network hops. With per-hop delay jitter sigma the step
+  // pays sigma * sqrt(2 ln m) (expected maximum of m Gaussian delays), and the
+  // ring moves at the pace of its slowest link: bandwidth x (1 - cv * sqrt(2 ln m)).
+  // sigma: µs-scale detours of the proxy thread and flag polling (OS noise,
+  // Hoefler, Schneider, Lumsdaine, SC10); the node sweeps bound it to <= ~3 µs.
+  Seconds hop_latency_jitter = Microseconds(2.0);
+  // cv: least-squares fit to the B200 IB 16 GB and H100 EFA 256 MB node sweeps
+  // (tests/cost_model/collective_fit_test.cc).
+  double link_bandwidth_jitter = 0.058;
+  // Switch traversal beyond the leaf: each extra tier (max_switch_hops > 1)
+  // adds its port-to-port latency only through path.inter_hop_latency; ECMP
+  // hash collisions on shared uplinks cut the bandwidth of traffic that
+  // crosses the spine by this factor (1 = adaptive routing, as IB fabrics run;
+  // static ECMP with one flow per uplink keeps ~1 - 1/e of it).
+  double ecmp_uplink_efficiency = 1.0;
+  // Per-peer cost of the grouped send/recv that AllToAll issues (proxy
+  // progress and connection setup per peer): assumption, see DECISIONS.md.
+  Seconds p2p_per_peer_latency = Microseconds(0.5);
+  // LL128 needs 128-byte stores to arrive whole and in order: NCCL enables it
+  // across nodes on InfiniBand/RoCE; the AWS EFA plugin leaves it off.
+  bool network_ll128 = true;
+
+  // Fabric presets for the measured sweeps (the defaults are an IB fabric).
+  static CollectiveModelParams InfiniBand() { return {}; }
+  static CollectiveModelParams AwsEfa();
 };
 
 struct CollectiveCost {
@@ -49,5 +107,17 @@ struct CollectiveCost {
 // A group of one rank costs zero. Pure and thread-safe.
 CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& path,
                                   const NcclFeatures& features);
+CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& path,
+                                  const NcclFeatures& features, const CollectiveModelParams& params);
+
+// One (algorithm, protocol) pair forced, as NCCL_ALGO / NCCL_PROTO do; empty
+// when NCCL would not run it here (disabled feature, wrong op or placement).
+std::optional<CollectiveCost> EstimateCollectiveWith(CollectiveOp op, Bytes size, const GroupPath& path,
+                                                     const NcclFeatures& features,
+                                                     const CollectiveModelParams& params,
+                                                     CollectiveAlgo algo, Protocol proto);
+
+// nccl-tests bus-bandwidth factor: busbw = algbw × factor (PERFORMANCE.md).
+double BusBandwidthFactor(CollectiveOp op, int ranks);
 
 }  // namespace parasim

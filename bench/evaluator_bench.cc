@@ -1,0 +1,51 @@
+// Tier-A evaluation throughput: a mixed set of configs of a 70B model on
+// 2048 H100 (256 DGX nodes), as the planner asks for them.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "core/loaders.h"
+#include "cost_model/evaluator.h"
+
+namespace {
+
+std::vector<parasim::ParallelConfig> MixedConfigs() {
+  std::vector<parasim::ParallelConfig> out;
+  const char* shardings[] = {"zero1", "zero2", "zero3", "ddp"};
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2, 4, 8, 16}) {
+      const int dp = 2048 / (tp * pp);
+      for (int mbs : {1, 2}) {
+        for (const char* sh : shardings) {
+          for (const char* rc : {"none", "selective", "full"}) {
+            parasim::ParallelConfig c = parasim::ParseParallelConfig(
+                parasim::StrCat("dp=", dp, ",tp=", tp, ",pp=", pp, ",mbs=", mbs, ",sharding=", sh,
+                                ",recompute=", rc, tp > 1 ? ",sp=on" : ""));
+            out.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+void BM_EvaluateMixed70B(benchmark::State& state) {
+  parasim::JobSpec job;
+  job.global_batch = 2048;
+  job.seq_len = 4096;
+  const parasim::AnalyticalEvaluator ev(parasim::LoadModel("llama2-70b"), parasim::LoadCluster("dgx-h100", 256),
+                                        job);
+  const auto configs = MixedConfigs();
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ev.Evaluate(configs[i]));
+    i = i + 1 == configs.size() ? 0 : i + 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EvaluateMixed70B);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,165 @@
+#include "cost_model/comm_plan.h"
+
+#include <algorithm>
+
+namespace parasim {
+namespace {
+
+WorkloadCollective Make(CollectiveOp op, double bytes, ParallelDim dim, CommPhase phase, bool blocking,
+                        const char* what, int count = 1, bool every = true, SubGroup sub = {}) {
+  WorkloadCollective c;
+  c.op = op;
+  c.size = Bytes(bytes);
+  c.dim = dim;
+  c.sub = sub;
+  c.phase = phase;
+  c.blocking = blocking;
+  c.count = count;
+  c.every_micro_batch = every;
+  c.what = what;
+  return c;
+}
+
+// Gradient and parameter collectives of `params` weights sharded over the
+// weight group (dp·cp ranks; `sub` picks the hsdp or expert sub-group).
+void AddSharding(std::vector<WorkloadCollective>& out, const ParallelConfig& c, const SoftwareStack& s,
+                 double params, int m, const char* tag, SubGroup shard = {}, SubGroup replica = {},
+                 int replica_size = 1) {
+  if (params <= 0) return;
+  const double grad = params * s.comm_grad_bytes;
+  const double weights = params * s.comm_param_bytes;
+  const bool pipelined = c.pp > 1 && s.fsdp_pp_accumulate_unsharded;
+  const bool per_mb = !pipelined;   // pipelined FSDP gathers once and reduces once per step
+  (void)m;
+  const ParallelDim dp = ParallelDim::kDp;
+  switch (c.sharding) {
+    case ShardingMode::kDdp:
+      // Bucketed AllReduce under the last micro-batch's backward (no_sync
+      // before it), or after the backward when the stack does not overlap.
+      out.push_back(Make(CollectiveOp::kAllReduce, grad, dp,
+                         s.overlap_grad_reduce ? CommPhase::kGradientReduce : CommPhase::kStepEnd,
+                         !s.overlap_grad_reduce, tag, 1, false, shard));
+      break;
+    case ShardingMode::kZero1:
+      // Distributed optimizer: ReduceScatter buckets in the last backward,
+      // AllGather of updated parameters after the step (or under the next forward).
+      out.push_back(Make(CollectiveOp::kReduceScatter, grad, dp,
+                         s.overlap_grad_reduce ? CommPhase::kGradientReduce : CommPhase::kStepEnd,
+                         !s.overlap_grad_reduce, tag, 1, false, shard));
+      out.push_back(Make(CollectiveOp::kAllGather, weights, dp,
+                         s.overlap_param_gather ? CommPhase::kForwardPrefetch : CommPhase::kStepEnd,
+                         !s.overlap_param_gather, tag, 1, false, shard));
+      break;
+    case ShardingMode::kZero2Replicated:
+      // DeepSpeed ZeRO-2: ReduceScatter per bucket every micro-batch; AllGather
+      // of the updated fp16 parameters after the step.
+      out.push_back(Make(CollectiveOp::kReduceScatter, grad, dp, CommPhase::kGradientReduce, false, tag, 1, true, shard));
+      out.push_back(Make(CollectiveOp::kAllGather, weights, dp, CommPhase::kStepEnd, true, tag, 1, false, shard));
+      break;
+    case ShardingMode::kZero2:
+      out.push_back(
+          Make(CollectiveOp::kAllGather, weights, dp, CommPhase::kForwardPrefetch, false, tag, 1, per_mb, shard));
+      out.push_back(
+          Make(CollectiveOp::kReduceScatter, grad, dp, CommPhase::kGradientReduce, false, tag, 1, per_mb, shard));
+      break;
+    case ShardingMode::kZero3:
+    case ShardingMode::kHsdp:
+      out.push_back(
+          Make(CollectiveOp::kAllGather, weights, dp, CommPhase::kForwardPrefetch, false, tag, 1, per_mb, shard));
+      if (!pipelined) {
+        out.push_back(
+            Make(CollectiveOp::kAllGather, weights, dp, CommPhase::kBackwardPrefetch, false, tag, 1, true, shard));
+      }
+      out.push_back(
+          Make(CollectiveOp::kReduceScatter, grad, dp, CommPhase::kGradientReduce, false, tag, 1, per_mb, shard));
+      if (replica_size > 1) {
+        // HSDP: the reduced shard is AllReduced across replicas right after its ReduceScatter.
+        out.push_back(Make(CollectiveOp::kAllReduce, grad / shard.size, dp, CommPhase::kGradientReduce, false, tag, 1,
+                           per_mb, replica));
+      }
+      break;
+  }
+}
+
+void AddShardingFor(std::vector<WorkloadCollective>& out, const ParallelConfig& c, const SoftwareStack& s,
+                    double params, int m, const char* tag, int ep) {
+  const ParallelConfig w = WeightGroupConfig(c);
+  int group = w.dp / std::max(1, ep);   // experts: expert-data-parallel ranks (stride ep)
+  SubGroup shard{ep > 1 ? group : 0, ep > 1 ? ep : 1};
+  if (c.sharding == ShardingMode::kHsdp && c.hsdp_group > 0 && c.hsdp_group < group) {
+    const int G = c.hsdp_group;
+    const int stride = ep > 1 ? ep : 1;
+    AddSharding(out, c, s, params, m, tag, SubGroup{G, stride}, SubGroup{group / G, G * stride}, group / G);
+    return;
+  }
+  if (group <= 1) return;   // nothing to reduce or gather
+  if (shard.size == 0) shard.size = group;
+  AddSharding(out, c, s, params, m, tag, shard);
+}
+
+}  // namespace
+
+ParallelConfig WeightGroupConfig(const ParallelConfig& c) {
+  if (c.cp <= 1) return c;
+  ParallelConfig w = c;
+  w.dp = c.dp * c.cp;
+  w.cp = 1;
+  return w;
+}
+
+std::vector<WorkloadCollective> ShardingCollectives(const ParallelConfig& c, const SoftwareStack& s, double params,
+                                                    int m, const char* what) {
+  std::vector<WorkloadCollective> out;
+  AddShardingFor(out, c, s, params, m, what, 1);
+  return out;
+}
+
+CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const CommPlanInputs& in) {
+  CommPlan plan;
+  auto& L = plan.layer;
+  const double act = in.tokens * in.hidden * 2.0;   // s·b·h bf16 (per cp rank)
+  if (c.tp > 1) {
+    // Megatron TP: 2 AllReduces forward, 2 backward of s·b·h; with SP each is an
+    // AllGather + ReduceScatter pair of the same total (DESIGN.md §4).
+    if (c.sequence_parallel) {
+      L.push_back(Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kForward, true, "tp_sp_allgather", 2));
+      L.push_back(
+          Make(CollectiveOp::kReduceScatter, act, ParallelDim::kTp, CommPhase::kForward, true, "tp_sp_reducescatter", 2));
+      L.push_back(Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kBackward, true, "tp_sp_allgather", 2));
+      L.push_back(
+          Make(CollectiveOp::kReduceScatter, act, ParallelDim::kTp, CommPhase::kBackward, true, "tp_sp_reducescatter", 2));
+    } else {
+      L.push_back(Make(CollectiveOp::kAllReduce, act, ParallelDim::kTp, CommPhase::kForward, true, "tp_allreduce", 2));
+      L.push_back(Make(CollectiveOp::kAllReduce, act, ParallelDim::kTp, CommPhase::kBackward, true, "tp_allreduce", 2));
+    }
+  }
+  if (c.cp > 1) {
+    // Ring attention: cp−1 steps passing this rank's K,V block (÷ tp heads)
+    // forward; backward passes K,V and their gradients (2×). Overlapped with
+    // the attention blocks.
+    const double kv_block = in.tokens * 2.0 * in.kv_width / c.tp * 2.0;
+    L.push_back(Make(CollectiveOp::kSendRecv, kv_block, ParallelDim::kCp, CommPhase::kForward, false, "cp_kv_ring",
+                     c.cp - 1));
+    L.push_back(Make(CollectiveOp::kSendRecv, 2.0 * kv_block, ParallelDim::kCp, CommPhase::kBackward, false,
+                     "cp_kv_ring", c.cp - 1));
+  }
+  if (in.experts_per_token > 0 && c.ep > 1) {
+    // Dispatch and combine AllToAll per MoE layer, forward and backward; a
+    // rank sends its tokens × top-k hidden vectors (dropless, capacity 1).
+    const double tokens_rank = c.sequence_parallel ? in.tokens / c.tp : in.tokens;
+    const double a2a = tokens_rank * in.experts_per_token * in.hidden * 2.0;
+    L.push_back(Make(CollectiveOp::kAllToAll, a2a, ParallelDim::kEp, CommPhase::kForward, true, "ep_alltoall", 2));
+    L.push_back(Make(CollectiveOp::kAllToAll, a2a, ParallelDim::kEp, CommPhase::kBackward, true, "ep_alltoall", 2));
+  }
+  AddShardingFor(L, c, s, in.layer_dense_params, in.num_micro_batches, "dp_dense", 1);
+  AddShardingFor(L, c, s, in.layer_expert_params, in.num_micro_batches, "dp_expert", c.ep);
+  if (c.pp > 1) {
+    // Megatron scatter/gather: with SP the boundary tensor is already split over tp.
+    const double bytes = c.sequence_parallel ? act / c.tp : act;
+    plan.pp_send = Make(CollectiveOp::kSendRecv, bytes, ParallelDim::kPp, CommPhase::kForward, true, "pp_sendrecv");
+    plan.has_pp_send = true;
+  }
+  return plan;
+}
+
+}  // namespace parasim

@@ -1,0 +1,49 @@
+// Which collectives each parallelism issues (DESIGN.md §4 Communication per
+// parallelism): op, bytes (nccl-tests size convention), group (ParallelDim +
+// SubGroup), phase, blocking or not, and how often — per transformer layer,
+// for the embedding / LM head units, per pipeline boundary and per step.
+// Durations are filled in by the evaluator from the collective model.
+#pragma once
+
+#include <vector>
+
+#include "core/model_spec.h"
+#include "core/parallel_config.h"
+#include "cost_model/flops.h"
+#include "cost_model/software_stack.h"
+#include "cost_model/workload.h"
+
+namespace parasim {
+
+struct CommPlanInputs {
+  double tokens = 0;            // tokens per micro-batch on one GPU before tp: b·s/cp
+  double hidden = 0;            // h
+  double kv_width = 0;          // g·d
+  double layer_dense_params = 0;   // one layer's dense parameters on one GPU (÷ tp)
+  double layer_expert_params = 0;  // one layer's expert parameters on one GPU (÷ tp·ep)
+  double experts_per_token = 0;    // top-k (0: dense)
+  int num_micro_batches = 1;
+};
+
+struct CommPlan {
+  std::vector<WorkloadCollective> layer;   // every transformer layer issues these
+  std::vector<WorkloadCollective> step;    // once per step per stage, beside the layers' own
+  WorkloadCollective pp_send;              // per micro-batch per boundary per direction (pp > 1)
+  bool has_pp_send = false;
+};
+
+// Collectives of one transformer layer plus per-step ones (durations unset).
+CommPlan BuildCommPlan(const ParallelConfig& config, const SoftwareStack& stack, const CommPlanInputs& in);
+
+// Sharding collectives for a unit that is not a transformer layer (embedding,
+// LM head): same rules as a layer's dense parameters.
+std::vector<WorkloadCollective> ShardingCollectives(const ParallelConfig& config, const SoftwareStack& stack,
+                                                    double params, int num_micro_batches, const char* what);
+
+// The data-parallel group of dense weights spans dp·cp ranks (context-parallel
+// ranks hold the same weights and reduce their gradients together, as in
+// Megatron-Core and torchtitan). Returns the config whose dp group is that
+// group (dp·cp, cp = 1; with the default order cp sits next to dp).
+ParallelConfig WeightGroupConfig(const ParallelConfig& config);
+
+}  // namespace parasim

@@ -1,0 +1,76 @@
+#include "cost_model/kernel_time.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parasim {
+namespace {
+
+// Output tiles cuBLAS/CUTLASS choose among for bf16 tensor-core GEMMs on
+// sm80/sm90 (CUTLASS default tile shapes 128×256, 128×128, 64×128; the
+// heuristic picks the best per shape). A tile's arithmetic intensity per
+// K-step is tm·tn/(tm+tn) FLOP per byte of operands read from L2; smaller
+// tiles need more L2 bandwidth per FLOP, so their throughput is scaled by
+// their intensity relative to the largest tile (they are L2-bound when the
+// largest tile is just compute-bound: the reason the largest tile is the
+// default for big GEMMs).
+struct Tile {
+  double tm, tn;
+};
+constexpr Tile kTiles[] = {{128, 256}, {128, 128}, {64, 128}};
+constexpr double IntensityOf(Tile t) { return t.tm * t.tn / (t.tm + t.tn); }
+constexpr double kBestIntensity = IntensityOf(kTiles[0]);
+
+// Mainloop pipeline fill: each output tile first loads its operand pipeline
+// (CUTLASS multistage: ≈ one 64-deep K block) before tensor cores run, so a
+// K loop of length k runs at k / (k + 64) of its steady rate.
+constexpr double kPipelineFillK = 64.0;
+
+// FlashAttention-2/3 use 128-wide key/query blocks; the causal diagonal
+// blocks are computed in full and each query block pays a prologue, worth
+// about two blocks: η(s) = s / (s + 2·128).
+constexpr double kAttentionBlockOverhead = 256.0;
+
+}  // namespace
+
+double GemmEfficiency(const DeviceRates& d, double m, double n, double k) {
+  const double sms = static_cast<double>(d.sm_count > 0 ? d.sm_count : 1);
+  double best = 0.0;
+  for (const Tile& t : kTiles) {
+    const double tiles_m = std::ceil(m / t.tm), tiles_n = std::ceil(n / t.tn);
+    const double tiles = tiles_m * tiles_n;
+    const double waves = std::ceil(tiles / sms);
+    const double wave_eff = tiles / (waves * sms);             // idle SMs in the last wave
+    const double pad_eff = (m * n) / (tiles_m * t.tm * tiles_n * t.tn);  // partial tiles
+    const double intensity_eff = IntensityOf(t) / kBestIntensity;
+    best = std::max(best, wave_eff * pad_eff * intensity_eff);
+  }
+  const double fill = k / (k + kPipelineFillK);
+  return std::max(1e-3, d.gemm_max_efficiency * best * fill);
+}
+
+double GemmSeconds(const DeviceRates& d, double m, double n, double k) {
+  if (m <= 0 || n <= 0 || k <= 0) return 0.0;
+  const double compute = 2.0 * m * n * k / (d.peak_flops * GemmEfficiency(d, m, n, k));
+  const double memory = 2.0 * (m * k + k * n + m * n) / d.hbm_Bps;   // bf16 operands and result
+  return std::max(compute, memory);
+}
+
+FwdBwd LinearSeconds(const DeviceRates& d, double tokens, double in, double out) {
+  FwdBwd r;
+  r.fwd = GemmSeconds(d, tokens, out, in);                                 // Y = X·W
+  r.bwd = GemmSeconds(d, tokens, in, out) + GemmSeconds(d, in, out, tokens);  // dX = dY·Wᵀ, dW = Xᵀ·dY
+  return r;
+}
+
+FwdBwd AttentionSeconds(const DeviceRates& d, double flops_full, double seq_len) {
+  FwdBwd r;
+  if (flops_full <= 0) return r;
+  const double causal = 0.5 * flops_full;
+  const double eta_s = seq_len / (seq_len + kAttentionBlockOverhead);
+  r.fwd = causal / (d.peak_flops * d.attention_fwd_efficiency * eta_s);
+  r.bwd = 2.0 * causal / (d.peak_flops * d.attention_bwd_efficiency * eta_s);
+  return r;
+}
+
+}  // namespace parasim

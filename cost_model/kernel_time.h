@@ -1,0 +1,44 @@
+// Kernel time on one GPU (DESIGN.md §4 Kernel time): roofline per op.
+// GEMMs: 2MNK / (peak × η(M,N,K)), η a physical model of tile and wave
+// quantization over the SMs plus the arithmetic intensity of the tile cuBLAS
+// would pick and the pipeline fill of short K loops — small and skinny GEMMs
+// (high TP) land below the best-shape efficiency gemm_max_efficiency (MAMF).
+// Attention: FLOPs with causal masking over the stack's attention kernel
+// efficiency. Memory-bound ops: bytes / (HBM bandwidth × memory_efficiency).
+#pragma once
+
+#include "core/gpu_profile.h"
+#include "cost_model/software_stack.h"
+
+namespace parasim {
+
+// Rates a kernel model needs, in SI doubles for the hot loop.
+struct DeviceRates {
+  double peak_flops = 0;        // dense tensor peak of the job's precision, FLOP/s
+  double gemm_max_efficiency = 0.8;
+  double hbm_Bps = 0;           // achievable HBM bandwidth (peak × memory_efficiency)
+  int sm_count = 132;
+  double attention_fwd_efficiency = 0.35;
+  double attention_bwd_efficiency = 0.28;
+};
+
+// Efficiency of a (M×K)·(K×N) bf16 GEMM relative to the dense peak, in (0, gemm_max_efficiency].
+double GemmEfficiency(const DeviceRates& d, double m, double n, double k);
+// Time of the GEMM: max(compute at η, HBM roofline of its operands and result).
+double GemmSeconds(const DeviceRates& d, double m, double n, double k);
+// Forward + backward (dgrad and wgrad) of a linear layer with `tokens` rows,
+// `in` → `out` features; forward and backward seconds.
+struct FwdBwd {
+  double fwd = 0, bwd = 0;
+};
+FwdBwd LinearSeconds(const DeviceRates& d, double tokens, double in, double out);
+
+// Flash-attention style core: `flops_full` forward FLOPs counted without the
+// causal mask; the kernel does half. Efficiency rises with the sequence as
+// diagonal tiles and per-block prologues amortize: s / (s + 2·128).
+FwdBwd AttentionSeconds(const DeviceRates& d, double flops_full, double seq_len);
+
+// Streaming op moving `bytes` through HBM.
+inline double MemorySeconds(const DeviceRates& d, double bytes) { return bytes / d.hbm_Bps; }
+
+}  // namespace parasim

@@ -1,0 +1,214 @@
+#include "cost_model/layer_cost.h"
+
+#include <algorithm>
+
+namespace parasim {
+
+KernelSeconds& KernelSeconds::operator+=(const KernelSeconds& o) {
+  gemm += o.gemm;
+  attention += o.attention;
+  elementwise += o.elementwise;
+  loss += o.loss;
+  copy += o.copy;
+  launch += o.launch;
+  return *this;
+}
+
+KernelSeconds KernelSeconds::Scaled(double k) const {
+  KernelSeconds r = *this;
+  r.gemm *= k;
+  r.attention *= k;
+  r.elementwise *= k;
+  r.loss *= k;
+  r.copy *= k;
+  r.launch *= k;
+  return r;
+}
+
+namespace {
+
+// Launch overhead of `kernels` dependent kernels whose GPU time is `busy`:
+// each leaves a gap on the GPU, and when the host cannot issue them as fast
+// as the GPU runs them the difference is exposed too.
+double LaunchSeconds(const SoftwareStack& s, double kernels, double busy) {
+  return kernels * s.kernel_gap_s + std::max(0.0, kernels * s.host_per_kernel_s - busy);
+}
+
+}  // namespace
+
+LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rates, const SoftwareStack& stack,
+                                  int64_t seq_len) {
+  LayerCostModel m;
+  m.flops = CountModelFlops(model);
+  m.rates = rates;
+  m.h = static_cast<double>(model.hidden_size);
+  m.ad = static_cast<double>(model.num_attention_heads * model.HeadDim());
+  m.gd = static_cast<double>((model.num_kv_heads > 0 ? model.num_kv_heads : model.num_attention_heads) *
+                             model.HeadDim());
+  m.ffn = static_cast<double>(model.ffn_hidden_size);
+  m.vocab = static_cast<double>(model.vocab_size);
+  m.seq = static_cast<double>(seq_len);
+  m.swiglu = model.mlp == MlpKind::kSwiGlu;
+  m.moe = model.IsMoe();
+  m.experts = static_cast<double>(model.num_experts);
+  m.top_k = static_cast<double>(model.experts_per_token);
+  m.expert_ffn = static_cast<double>(model.moe_ffn_hidden_size > 0 ? model.moe_ffn_hidden_size
+                                                                   : model.ffn_hidden_size);
+  m.heads = static_cast<double>(model.num_attention_heads);
+  m.head_dim = static_cast<double>(model.HeadDim());
+  // PyTorch's native LayerNorm is one fused kernel (read + write); RMSNorm
+  // costs what the stack's implementation moves.
+  m.norm_bytes = model.norm == NormKind::kLayerNorm ? std::min(4.0, stack.norm_bytes_per_element)
+                                                    : stack.norm_bytes_per_element;
+  m.rope_bytes = model.position == PositionKind::kRope ? stack.rope_bytes_per_element : 0.0;
+  m.stack = &stack;
+  return m;
+}
+
+UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, double T) {
+  const SoftwareStack& s = *m.stack;
+  const DeviceRates& d = m.rates;
+  const double tp = c.tp;
+  UnitCost u;
+  // GEMMs (fused QKV; fused gate+up for SwiGLU). Rows = the micro-batch's
+  // tokens: with SP the input is all-gathered back to T rows before the GEMM.
+  FwdBwd qkv = LinearSeconds(d, T, m.h, (m.ad + 2.0 * m.gd) / tp);
+  FwdBwd out = LinearSeconds(d, T, m.ad / tp, m.h);
+  const double mats_in = m.swiglu ? 2.0 : 1.0;
+  FwdBwd mlp;
+  double mlp_params = 0, act_elems = 0;
+  if (m.moe) {
+    // Each GPU holds E/ep experts; on average it computes T·k token-expert
+    // pairs spread evenly over them (balanced routing, dropless).
+    const double local_experts = m.experts / c.ep;
+    const double rows = T * m.top_k / local_experts;
+    const FwdBwd up = LinearSeconds(d, rows, m.h, mats_in * m.expert_ffn / tp);
+    const FwdBwd down = LinearSeconds(d, rows, m.expert_ffn / tp, m.h);
+    const FwdBwd router = LinearSeconds(d, T, m.h, m.experts);
+    mlp.fwd = local_experts * (up.fwd + down.fwd) + router.fwd;
+    mlp.bwd = local_experts * (up.bwd + down.bwd) + router.bwd;
+    mlp_params = local_experts * (mats_in + 1.0) * m.h * m.expert_ffn / tp;
+    act_elems = T * m.top_k * m.expert_ffn / tp;
+  } else {
+    const FwdBwd up = LinearSeconds(d, T, m.h, mats_in * m.ffn / tp);
+    const FwdBwd down = LinearSeconds(d, T, m.ffn / tp, m.h);
+    mlp.fwd = up.fwd + down.fwd;
+    mlp.bwd = up.bwd + down.bwd;
+    mlp_params = (mats_in + 1.0) * m.h * m.ffn / tp;
+    act_elems = T * m.ffn / tp;
+  }
+  u.fwd.gemm = qkv.fwd + out.fwd + mlp.fwd;
+  u.bwd.gemm = qkv.bwd + out.bwd + mlp.bwd;
+  // Attention core: T queries against the full s keys (CP ranks see all keys
+  // over the ring), heads split over tp.
+  const double attn_flops = 4.0 * T * m.seq * m.ad / tp;
+  double score_bytes_fwd = 0, score_bytes_bwd = 0;
+  if (m.attention.fused) {
+    const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / c.cp);
+    u.fwd.attention = attn.fwd;
+    u.bwd.attention = attn.bwd;
+  } else {
+    // Unfused: QKᵀ and AV as batched GEMMs over the whole s×s scores (the
+    // causal half is computed and masked), scores streamed through HBM.
+    const double s_local = m.seq / c.cp;
+    const double rows = T / s_local * (m.heads / tp) * s_local;   // (sequence, head, query) rows
+    const double qk = GemmSeconds(d, rows, m.seq, m.head_dim);
+    const double av = GemmSeconds(d, rows, m.head_dim, m.seq);
+    const double scores = rows * m.seq;
+    score_bytes_fwd = scores * m.attention.score_bytes_forward;
+    score_bytes_bwd = scores * m.attention.score_bytes_backward;
+    u.fwd.attention = qk + av;
+    u.bwd.attention = 2.0 * (qk + av);
+    u.fwd.elementwise += MemorySeconds(d, score_bytes_fwd);
+    u.bwd.elementwise += MemorySeconds(d, score_bytes_bwd);
+  }
+  // Memory-bound ops. Norms and residuals run on the full hidden vector of
+  // every token a TP rank holds (T/tp with SP).
+  const double t_norm = c.sequence_parallel ? T / tp : T;
+  const double act_bytes = m.swiglu ? s.act_bytes_per_element : 4.0;   // GELU: read + write bf16
+  const double elem_fwd = 2.0 * t_norm * m.h * m.norm_bytes + 2.0 * t_norm * m.h * s.residual_bytes_per_element +
+                          T * (m.ad + m.gd) / tp * m.rope_bytes + act_elems * act_bytes;
+  u.fwd.elementwise += MemorySeconds(d, elem_fwd);
+  u.bwd.elementwise += MemorySeconds(d, 2.0 * elem_fwd);
+  // Framework copies: passes over the layer's bf16 weights (read + write).
+  const double attn_params = ((m.ad + 2.0 * m.gd) * m.h + m.ad * m.h) / tp;
+  const double norm_params = 2.0 * m.h;
+  u.dense_params = attn_params + norm_params + (m.moe ? m.h * m.experts : mlp_params);   // router replicated
+  u.params = u.dense_params + (m.moe ? mlp_params : 0.0);
+  const double copy_bytes = 2.0 * s.compute_param_bytes * u.params;
+  u.fwd.copy = MemorySeconds(d, s.copy_passes_forward * copy_bytes);
+  u.bwd.copy = MemorySeconds(d, s.copy_passes_backward * copy_bytes);
+  const double n_fwd = s.kernels_per_layer_forward;
+  u.fwd.launch = LaunchSeconds(s, n_fwd, u.fwd.Total());
+  u.bwd.launch = LaunchSeconds(s, 2.0 * n_fwd, u.bwd.Total());
+  // FLOPs and bytes.
+  const LayerOpFlops f = LayerForwardFlops(m.flops, T, m.seq, c.tp);
+  u.fwd_flops = f.Total();
+  u.bwd_flops = BackwardFlops(f.Total());
+  u.fwd_bytes = elem_fwd + score_bytes_fwd + s.copy_passes_forward * copy_bytes;
+  u.bwd_bytes = 2.0 * elem_fwd + score_bytes_bwd + s.copy_passes_backward * copy_bytes;
+  // Recomputation: selective re-runs the attention core, full the whole forward.
+  if (c.recompute == RecomputeMode::kSelective) {
+    // The attention core again (unfused: with its score traffic).
+    const double again = u.fwd.attention + MemorySeconds(d, score_bytes_fwd);
+    u.recompute_s = again;
+    u.bwd.attention += u.fwd.attention;
+    u.bwd.elementwise += MemorySeconds(d, score_bytes_fwd);
+    u.bwd_bytes += score_bytes_fwd;
+    u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
+  } else if (c.recompute == RecomputeMode::kFull) {
+    u.recompute_s = u.fwd.Total() - u.fwd.copy;
+    KernelSeconds again = u.fwd;
+    again.copy = 0;
+    u.bwd += again;
+    u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
+    u.bwd_bytes += elem_fwd + score_bytes_fwd;
+  }
+  return u;
+}
+
+UnitCost EmbeddingCost(const LayerCostModel& m, const ParallelConfig& c, double T) {
+  const SoftwareStack& s = *m.stack;
+  UnitCost u;
+  // Lookup (read rows, write bf16 activations) forward; scatter-add of the
+  // gradient rows backward (fp32 accumulate: read + write 4 B).
+  const double fwd = T * m.h * 4.0;
+  const double bwd = T * m.h * 8.0;
+  u.fwd.elementwise = MemorySeconds(m.rates, fwd);
+  u.bwd.elementwise = MemorySeconds(m.rates, bwd);
+  u.fwd.launch = LaunchSeconds(s, 2, u.fwd.Total());
+  u.bwd.launch = LaunchSeconds(s, 3, u.bwd.Total());
+  u.fwd_bytes = fwd;
+  u.bwd_bytes = bwd;
+  u.params = m.vocab * m.h / c.tp;
+  u.dense_params = u.params;
+  return u;
+}
+
+UnitCost LmHeadCost(const LayerCostModel& m, const ParallelConfig& c, double T) {
+  const SoftwareStack& s = *m.stack;
+  UnitCost u;
+  const double tp = c.tp;
+  const FwdBwd head = LinearSeconds(m.rates, T, m.h, m.vocab / tp);
+  u.fwd.gemm = head.fwd;
+  u.bwd.gemm = head.bwd;
+  // Final norm + loss over the vocab-parallel logits: a third of the loss
+  // traffic forward, two thirds backward.
+  const double norm = T * m.h * s.norm_bytes_per_element;
+  const double loss = T * m.vocab / tp * s.loss_bytes_per_element;
+  u.fwd.elementwise = MemorySeconds(m.rates, norm);
+  u.bwd.elementwise = MemorySeconds(m.rates, 2.0 * norm);
+  u.fwd.loss = MemorySeconds(m.rates, loss / 3.0);
+  u.bwd.loss = MemorySeconds(m.rates, 2.0 * loss / 3.0);
+  u.fwd.launch = LaunchSeconds(s, 12, u.fwd.Total());
+  u.bwd.launch = LaunchSeconds(s, 16, u.bwd.Total());
+  u.fwd_flops = 2.0 * T * m.flops.w.lm_head / tp;
+  u.bwd_flops = 2.0 * u.fwd_flops;
+  u.fwd_bytes = norm + loss / 3.0;
+  u.bwd_bytes = 2.0 * norm + 2.0 * loss / 3.0;
+  u.params = m.vocab * m.h / tp + m.h;
+  u.dense_params = u.params;
+  return u;
+}
+
+}  // namespace parasim

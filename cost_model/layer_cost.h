@@ -1,0 +1,60 @@
+// Compute cost of one unit of the model (a transformer layer, the embedding,
+// the LM head with the loss) for one micro-batch on one GPU under a parallel
+// config: kernel time by class (GEMM, attention, memory-bound, framework
+// copies, launch overhead), FLOPs and HBM bytes, forward and backward with
+// recomputation. Pure functions of precomputed model/device/stack data.
+#pragma once
+
+#include "core/model_spec.h"
+#include "core/parallel_config.h"
+#include "cost_model/flops.h"
+#include "cost_model/kernel_time.h"
+#include "cost_model/software_stack.h"
+
+namespace parasim {
+
+// Per class, seconds (forward or backward).
+struct KernelSeconds {
+  double gemm = 0, attention = 0, elementwise = 0, loss = 0, copy = 0, launch = 0;
+  double Total() const { return gemm + attention + elementwise + loss + copy + launch; }
+  double Matmul() const { return gemm + attention; }
+  KernelSeconds& operator+=(const KernelSeconds& o);
+  KernelSeconds Scaled(double k) const;
+};
+
+struct UnitCost {
+  KernelSeconds fwd;
+  KernelSeconds bwd;          // includes the recomputed forward
+  double recompute_s = 0;     // the part of bwd spent recomputing
+  double fwd_flops = 0;       // per GPU
+  double bwd_flops = 0;       // incl. recompute
+  double fwd_bytes = 0;       // HBM bytes of memory-bound ops and copies
+  double bwd_bytes = 0;
+  double params = 0;          // parameters of the unit on this GPU (÷ tp, ÷ ep for experts)
+  double dense_params = 0;    // of which not experts
+};
+
+// What the constructor precomputes for a (model, cluster, job, stack).
+struct LayerCostModel {
+  ModelFlops flops;
+  DeviceRates rates;
+  double h = 0, ad = 0, gd = 0, ffn = 0, vocab = 0, seq = 0;
+  bool swiglu = true;
+  bool moe = false;
+  double heads = 0, head_dim = 0;
+  double norm_bytes = 0;        // per element per forward, by the model's norm kind and the stack
+  double rope_bytes = 0;        // 0 without rotary embeddings
+  AttentionKernel attention;
+  double experts = 0, top_k = 0, expert_ffn = 0;
+  const SoftwareStack* stack = nullptr;
+};
+
+LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rates, const SoftwareStack& stack,
+                                  int64_t seq_len);
+
+// `tokens` = b·s/cp tokens of one micro-batch on this GPU (before tp).
+UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, double tokens);
+UnitCost EmbeddingCost(const LayerCostModel& m, const ParallelConfig& c, double tokens);
+UnitCost LmHeadCost(const LayerCostModel& m, const ParallelConfig& c, double tokens);
+
+}  // namespace parasim

@@ -1,0 +1,167 @@
+#include "cost_model/overlap.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parasim {
+namespace {
+
+constexpr int kMaxDepth = 8;   // ring buffer of compute start times; deeper prefetch is clamped
+
+bool SameUnit(const OverlapUnit& a, const OverlapUnit& b) {
+  return a.compute == b.compute && a.gather == b.gather && a.reduce == b.reduce;
+}
+
+bool Close(double a, double b, double scale) { return std::abs(a - b) <= 1e-12 * scale; }
+
+}  // namespace
+
+// Both recurrences are max-plus linear: once the state relative to the
+// compute clock repeats between two identical units, every further identical
+// unit adds the same increments, so runs of identical layers are jumped over
+// in O(1) (exact up to rounding).
+PhaseResult ForwardWithPrefetch(const OverlapUnit* u, int n, int depth, double interference) {
+  PhaseResult r;
+  depth = std::clamp(depth, 0, kMaxDepth - 1);
+  double starts[kMaxDepth] = {0};
+  double t = 0, comm_free = 0;
+  double prev_rel[kMaxDepth + 1] = {0}, prev_inc[4] = {0};
+  bool have_prev = false;
+  for (int i = 0; i < n; ++i) {
+    const double t0 = t, exposed0 = r.exposed, comm0 = r.comm, inter0 = r.interference;
+    double ready = 0;
+    if (u[i].gather > 0) {
+      const double issue = depth == 0 ? t : (i <= depth ? 0.0 : starts[(i - depth) % kMaxDepth]);
+      const double start = std::max(issue, comm_free);
+      comm_free = start + u[i].gather;
+      r.comm += u[i].gather;
+      ready = comm_free;
+    }
+    const double cs = std::max(t, ready);
+    r.exposed += cs - t;
+    starts[i % kMaxDepth] = cs;
+    // The stream stays busy with gathers already issued and the next one.
+    double busy_until = comm_free;
+    if (depth > 0 && i + 1 < n && u[i + 1].gather > 0) {
+      const double next_issue = i + 1 <= depth ? 0.0 : starts[(i + 1 - depth) % kMaxDepth];
+      busy_until = std::max(next_issue, comm_free) + u[i + 1].gather;
+    }
+    const double overlap = std::clamp(busy_until - cs, 0.0, u[i].compute);
+    const double extra = (interference - 1.0) * overlap;
+    r.interference += extra;
+    t = cs + u[i].compute + extra;
+
+    // Steady state over a run of identical units: jump to the run's end.
+    const bool in_run = i > depth + 1 && i + 2 < n && SameUnit(u[i], u[i - 1]) && SameUnit(u[i], u[i + 1]);
+    double rel[kMaxDepth + 1];
+    // A stream that went idle before the earliest future issue time no longer matters.
+    const double earliest_issue = depth == 0 ? t : starts[(i + 1 - depth) % kMaxDepth];
+    rel[0] = std::max(comm_free, earliest_issue) - t;
+    for (int j = 0; j < depth; ++j) rel[j + 1] = starts[(i - j) % kMaxDepth] - t;
+    const double inc[4] = {t - t0, r.exposed - exposed0, r.comm - comm0, r.interference - inter0};
+    const double scale = std::max(1.0, std::abs(t));
+    bool steady = in_run && have_prev;
+    for (int j = 0; steady && j <= depth; ++j) steady = Close(rel[j], prev_rel[j], scale);
+    for (int j = 0; steady && j < 4; ++j) steady = Close(inc[j], prev_inc[j], scale);
+    if (steady) {
+      int end = i + 1;   // last identical unit index + 1, keeping one before a different unit
+      while (end + 1 < n && SameUnit(u[end + 1], u[i])) ++end;
+      const int k = end - 1 - i;   // units jumped; the unit before the run's end is simulated normally
+      if (k > 0) {
+        double shifted[kMaxDepth];
+        for (int j = 0; j < depth; ++j) shifted[j] = starts[(i - j) % kMaxDepth] + k * inc[0];
+        t += k * inc[0];
+        comm_free = t + rel[0];   // equivalent: an idle stream only matters from the earliest issue on
+        r.exposed += k * inc[1];
+        r.comm += k * inc[2];
+        r.interference += k * inc[3];
+        i += k;
+        for (int j = 0; j < depth; ++j) starts[(i - j) % kMaxDepth] = shifted[j];
+        have_prev = false;
+        continue;
+      }
+    }
+    std::copy(rel, rel + depth + 1, prev_rel);
+    std::copy(inc, inc + 4, prev_inc);
+    have_prev = true;
+  }
+  r.time = t;
+  return r;
+}
+
+PhaseResult BackwardWithReduce(const OverlapUnit* u, int n, double interference) {
+  PhaseResult r;
+  double t = 0, comm_free = 0, ready = 0;
+  if (n > 0 && u[n - 1].gather > 0) {
+    comm_free = u[n - 1].gather;
+    r.comm += u[n - 1].gather;
+    ready = comm_free;
+  }
+  double prev_rel[2] = {0}, prev_inc[4] = {0};
+  bool have_prev = false;
+  for (int j = n - 1; j >= 0; --j) {
+    const double t0 = t, exposed0 = r.exposed, comm0 = r.comm, inter0 = r.interference;
+    const double cs = std::max(t, ready);
+    r.exposed += cs - t;
+    ready = 0;
+    if (j > 0 && u[j - 1].gather > 0) {   // zero3: prefetch the next unit's weights
+      const double start = std::max(cs, comm_free);
+      comm_free = start + u[j - 1].gather;
+      r.comm += u[j - 1].gather;
+      ready = comm_free;
+    }
+    const double overlap = std::clamp(comm_free - cs, 0.0, u[j].compute);
+    const double extra = (interference - 1.0) * overlap;
+    r.interference += extra;
+    t = cs + u[j].compute + extra;
+    if (u[j].reduce > 0) {
+      const double start = std::max(t, comm_free);
+      comm_free = start + u[j].reduce;
+      r.comm += u[j].reduce;
+    }
+
+    const bool in_run = j >= 3 && j + 1 < n && SameUnit(u[j], u[j + 1]) && SameUnit(u[j], u[j - 1]);
+    const double rel[2] = {std::max(comm_free, t) - t, (ready > 0 ? ready : t) - t};
+    const double inc[4] = {t - t0, r.exposed - exposed0, r.comm - comm0, r.interference - inter0};
+    const double scale = std::max(1.0, std::abs(t));
+    bool steady = in_run && have_prev;
+    for (int q = 0; steady && q < 2; ++q) steady = Close(rel[q], prev_rel[q], scale);
+    for (int q = 0; steady && q < 4; ++q) steady = Close(inc[q], prev_inc[q], scale);
+    if (steady) {
+      int begin = j - 1;   // first identical unit going down
+      while (begin - 1 >= 0 && SameUnit(u[begin - 1], u[j])) --begin;
+      const int k = (j - 1) - (begin + 1);   // keep the run's last unit (its gather look-ahead differs)
+      if (k > 0) {
+        t += k * inc[0];
+        comm_free = t + rel[0];
+        if (ready > 0) ready = t + rel[1];
+        r.exposed += k * inc[1];
+        r.comm += k * inc[2];
+        r.interference += k * inc[3];
+        j -= k;
+        have_prev = false;
+        continue;
+      }
+    }
+    prev_rel[0] = rel[0];
+    prev_rel[1] = rel[1];
+    std::copy(inc, inc + 4, prev_inc);
+    have_prev = true;
+  }
+  const double tail = std::max(0.0, comm_free - t);
+  r.exposed += tail;
+  r.time = t + tail;
+  return r;
+}
+
+double PipelineSeconds(const double* stage_times, int pp, int m, int vpp) {
+  double sum = 0, worst = 0;
+  for (int s = 0; s < pp; ++s) {
+    sum += stage_times[s];
+    worst = std::max(worst, stage_times[s]);
+  }
+  const double v = std::max(1, vpp);
+  return static_cast<double>(m) * worst + (sum - worst) / v;
+}
+
+}  // namespace parasim

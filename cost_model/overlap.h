@@ -1,0 +1,40 @@
+// Tier-A overlap rules (DESIGN.md §3, §4): how non-blocking collectives on
+// the communication stream hide under compute, as small recurrences over a
+// stage's units in execution order.
+//  - Forward: the FSDP AllGather of unit i is issued when unit i−depth starts
+//    (the first depth+1 at once) and runs on one stream in order; unit i
+//    computes once its gather is done. With depth 1 the exposed part of
+//    gather i is max(0, t_AG(i) − t_compute(i−1)).
+//  - Backward (reverse order): unit j's reduction (ReduceScatter, DDP bucket,
+//    HSDP AllReduce) is issued when its backward ends and hides under the
+//    backward of j−1; zero3's re-gather of unit j−1 is issued when j starts
+//    and shares the stream (and the links) with the reductions. What is left
+//    when the last backward ends is exposed.
+//  - Compute that runs beside a collective is slowed by `interference`
+//    (NCCL takes SMs and HBM bandwidth).
+// Pipeline: 1F1B/GPipe step = Σ_s T_s + (m−1)·max_s T_s; interleaved with v
+// chunks divides the fill/drain by v, so equal stages idle (p−1)/(v·m+p−1).
+#pragma once
+
+namespace parasim {
+
+struct OverlapUnit {
+  double compute = 0;   // compute-stream time (kernels + blocking comm)
+  double gather = 0;    // non-blocking gather needed before it (0: none)
+  double reduce = 0;    // non-blocking reduction issued after its backward (0: none)
+};
+
+struct PhaseResult {
+  double time = 0;          // compute stream start to last event (incl. tail comm)
+  double exposed = 0;       // compute stream idle waiting for comm (incl. tail)
+  double comm = 0;          // comm-stream busy time
+  double interference = 0;  // extra compute time from overlap
+};
+
+PhaseResult ForwardWithPrefetch(const OverlapUnit* units, int n, int depth, double interference);
+PhaseResult BackwardWithReduce(const OverlapUnit* units, int n, double interference);
+
+// Step time of a pipeline from per-micro-batch stage times (fwd+bwd+p2p).
+double PipelineSeconds(const double* stage_times, int pp, int micro_batches, int vpp);
+
+}  // namespace parasim

@@ -1,0 +1,31 @@
+#include "cost_model/power.h"
+
+#include <algorithm>
+
+namespace parasim {
+
+PowerStates PowerStatesOf(const GpuProfile& g) {
+  PowerStates p;
+  const double tdp = g.tdp.si();
+  p.matmul = Watts(tdp * g.power_matmul_fraction);
+  p.memory_bound = Watts(tdp * g.power_memory_fraction);
+  p.comm_only = Watts(tdp * g.power_comm_fraction);
+  p.idle = g.idle_power;
+  return p;
+}
+
+PowerEstimate EstimatePower(const PowerStates& p, const StateTimes& t, int world_size, int gpus_per_node,
+                            double node_overhead_w) {
+  PowerEstimate e;
+  const double total = t.Total();
+  if (total <= 0) return e;
+  const double gpu_j = p.matmul.si() * t.matmul_s + p.memory_bound.si() * t.memory_s +
+                       p.comm_only.si() * t.comm_only_s + p.idle.si() * t.idle_s;
+  e.gpu_avg_w = gpu_j / total;
+  const double nodes = static_cast<double>(world_size) / std::max(1, gpus_per_node);
+  e.energy_per_step_j = gpu_j * world_size + node_overhead_w * nodes * total;
+  e.comm_only_energy_j = p.comm_only.si() * t.comm_only_s * world_size;
+  return e;
+}
+
+}  // namespace parasim

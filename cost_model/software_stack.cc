@@ -1,0 +1,228 @@
+#include "cost_model/software_stack.h"
+
+#include "core/check.h"
+#include "core/error.h"
+
+namespace parasim {
+namespace {
+
+// Attention kernels. Efficiencies are of the dense bf16 tensor peak on
+// causal FLOPs (half of the full-attention count), long-sequence limit.
+// FlashAttention-2 (Dao 2023, arXiv:2307.08691, abstract): "50-73% of the
+// theoretical maximum FLOPs/s on A100" (forward). FlashAttention-3 (Shah et
+// al. 2024, arXiv:2407.08608, §1): FlashAttention-2 reaches "only 35%
+// utilization on H100"; FA3 reaches up to 740 TFLOP/s = 75%. Backward:
+// DESIGN.md §4, flash backward ≈ 2.5× forward time for 2× the FLOPs → 0.8.
+// V100 has no FlashAttention-2 (needs sm80): unfused attention, assumed 0.30
+// (ASSUMPTION; calibration refits). Blackwell FA2: no measurement found,
+// assumed as Hopper's FA2 (ASSUMPTION).
+const AttentionKernel kFa2Volta{"math-attention", 0.30, 0.8};
+const AttentionKernel kFa2Ampere{"flash-attn-2", 0.73, 0.8};
+const AttentionKernel kFa2Hopper{"flash-attn-2", 0.35, 0.8};
+const AttentionKernel kFa3Hopper{"flash-attn-3", 0.75, 0.8};
+
+SoftwareStack PyTorchFsdp() {
+  SoftwareStack s;
+  s.name = "pytorch-fsdp";
+  s.description = "PyTorch 2.3 FSDP (FULL_SHARD / SHARD_GRAD_OP), eager, bf16 mixed precision, NCCL 2.20";
+  // PyTorch FSDP mixed precision (DESIGN.md §4): fp32 sharded params 4 +
+  // fp32 grads 4 + AdamW moments 8, plus gathered bf16 copies; reduce dtype
+  // bf16 (llama-recipes' bf16 MixedPrecision policy: param/reduce/buffer bf16).
+  s.param_bytes_at_rest = 4;
+  s.grad_bytes = 4;
+  s.optimizer_bytes = 8;
+  s.compute_param_bytes = 2;
+  s.comm_grad_bytes = 2;
+  s.comm_param_bytes = 2;
+  s.separate_compute_copy = true;
+  // Eager Hugging Face-style Llama kernels (modeling_llama.py), bytes per
+  // element per forward: RMSNorm = to(fp32) r2w4, pow r4w4, mean r4, mul
+  // r4w4, to(bf16) r4w2, ×weight r2w2 ≈ 36 B over 7 kernels; rotary
+  // (q·cos + rotate_half(q)·sin: mul, slice/neg, cat, mul, add) ≈ 20 B over
+  // 6 kernels per tensor; SwiGLU silu r2w2 + mul r4w2 = 10 B per f element;
+  // residual add r4w2 = 6 B. Kernels per layer forward: norms 14, rotary 12,
+  // 4 projection GEMMs, attention 1 + 3 layout copies, MLP 3 GEMMs + 2,
+  // residuals 2 = 41.
+  s.norm_bytes_per_element = 36;
+  s.rope_bytes_per_element = 20;
+  s.act_bytes_per_element = 10;
+  s.residual_bytes_per_element = 6;
+  s.kernels_per_layer_forward = 41;
+  // Loss: bf16 logits upcast to fp32 (r2w4), log_softmax (r4w4 + 2 reduction
+  // reads r4), nll r4; backward softmax grad r4w4 + r4, cast r4w2 ≈ 48 B per
+  // vocab element. Kept for backward: bf16 logits 2 + fp32 copy 4 + fp32
+  // log-probs 4 + fp32 grad 4 = 14 B.
+  s.logits_bytes_per_element = 14;
+  s.loss_bytes_per_element = 48;
+  // Launch: queued dependent kernels leave ~1.5 µs gaps on the GPU (launch
+  // latency seen in Nsight Systems timelines; the reason CUDA graphs exist).
+  // Host: eager PyTorch spends ~10 µs of CPU per op (H. He, "Making Deep
+  // Learning Go Brrrr From First Principles", 2022, overhead section).
+  s.kernel_gap_s = 1.5e-6;
+  s.host_per_kernel_s = 10e-6;
+  // FSDP1 gathers into a flat buffer whose views are the parameters (no
+  // copy-out); in backward the unsharded flat gradient is padded/copied
+  // before ReduceScatter (torch/distributed/fsdp/_runtime_utils.py,
+  // _reduce_grad): one pass over the layer's bf16 gradient.
+  s.copy_passes_forward = 0;
+  s.copy_passes_backward = 1;
+  // torch.optim.AdamW(fused/foreach) on fp32 params: read p, g, m, v (16 B),
+  // write p, m, v (12 B) = 28 B per parameter.
+  s.optimizer_bytes_per_param = 28;
+  // NCCL on a DGX H100 builds 2 channels per NIC × 8 NICs = 16 ring channels,
+  // one SM each (NCCL topology search, src/graph/search.cc).
+  s.nccl_channels = 16;
+  s.nccl_memory_passes = 2;
+  // CUDA context ≈ 0.5 GB, NCCL buffers (NCCL_BUFFSIZE 4 MiB × 3 protocols ×
+  // 2 peers × 16 channels ≈ 0.4 GB per communicator, several communicators),
+  // cuBLAS workspaces: ≈ 2.5 GB (ASSUMPTION, typical nvidia-smi overhead).
+  s.reserve_bytes = 2.5e9;
+  s.fragmentation = 1.05;  // PyTorch caching allocator slack (ASSUMPTION)
+  s.fsdp_pp_accumulate_unsharded = true;
+  // NCCL 2.20 (PyTorch 2.3): tree AllReduce; AllGather/ReduceScatter
+  // ring-only (DESIGN.md §4). NVLS is left off so AG/RS stay ring-only.
+  s.nccl = NcclFeatures{};
+  s.nccl.tree_allreduce = true;
+  s.nccl.nvls = false;
+  s.nccl.nvls_tree = false;
+  s.nccl.pat = false;
+  s.nccl.collnet = false;
+  s.nccl.ll128 = true;
+  s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa2Hopper},
+                         {"blackwell", kFa2Hopper}};
+  return s;
+}
+
+SoftwareStack PyTorchFsdp2() {
+  SoftwareStack s = PyTorchFsdp();
+  s.name = "pytorch-fsdp2";
+  s.description = "torchtitan-style FSDP2 (per-parameter sharding), torch.compile'd blocks, newer NCCL";
+  // torch.compile fuses norms, rotary and SwiGLU into single kernels:
+  // read + write once (norm r2w2, rotary r2w2, SwiGLU r4w2).
+  s.norm_bytes_per_element = 4;
+  s.rope_bytes_per_element = 4;
+  s.act_bytes_per_element = 6;
+  s.kernels_per_layer_forward = 14;
+  // FSDP2 all-gathers into one buffer then copies out per parameter
+  // (split_with_sizes_copy), and copies gradients in before ReduceScatter:
+  // one pass each way (torch/distributed/_composable/fsdp/_fsdp_collectives.py).
+  s.copy_passes_forward = 1;
+  s.copy_passes_backward = 1;
+  // NCCL ≥ 2.23: PAT for one-GPU-per-node AG/RS, NVLS on NVSwitch systems.
+  s.nccl.nvls = true;
+  s.nccl.nvls_tree = true;
+  s.nccl.pat = true;
+  return s;
+}
+
+SoftwareStack MegatronCore() {
+  SoftwareStack s;
+  s.name = "megatron-core";
+  s.description = "Megatron-Core with Transformer Engine fused kernels, distributed optimizer, recent NCCL";
+  // Megatron mixed precision (DESIGN.md §4): bf16 params 2 + fp32 main grads
+  // 4 + fp32 master, exp_avg, exp_avg_sq 12. Gradients are reduced in fp32
+  // (Megatron-LM arguments.py sets accumulate_allreduce_grads_in_fp32 for bf16).
+  s.param_bytes_at_rest = 2;
+  s.grad_bytes = 4;
+  s.optimizer_bytes = 12;
+  s.compute_param_bytes = 2;
+  s.comm_grad_bytes = 4;
+  s.comm_param_bytes = 2;
+  s.separate_compute_copy = false;
+  // Transformer Engine fuses norm into the following GEMM's prologue (LayerNormLinear),
+  // rotary and SwiGLU into single kernels, bias-dropout-add into one.
+  s.norm_bytes_per_element = 4;
+  s.rope_bytes_per_element = 4;
+  s.act_bytes_per_element = 6;
+  s.residual_bytes_per_element = 6;
+  // Fused QKV GEMM, norm×2, rotary, attention, out proj, fc1, SwiGLU, fc2, residual×2 ≈ 12.
+  s.kernels_per_layer_forward = 12;
+  // Vocab-parallel fused cross entropy: fp32 softmax kept (4) + bf16 logits (2);
+  // traffic fwd r2w4 + bwd r4w2 + reductions ≈ 16 B per element.
+  s.logits_bytes_per_element = 6;
+  s.loss_bytes_per_element = 16;
+  s.kernel_gap_s = 1.5e-6;
+  s.host_per_kernel_s = 10e-6;
+  s.copy_passes_forward = 0;   // contiguous param and grad buffers: no copies
+  s.copy_passes_backward = 0;
+  // Distributed-optimizer Adam: read main grad, master, m, v (16 B), write
+  // master, m, v (12 B), write the bf16 param (2 B), zero the grad buffer (4 B) = 34 B.
+  s.optimizer_bytes_per_param = 34;
+  s.nccl_channels = 16;
+  s.nccl_memory_passes = 2;
+  s.reserve_bytes = 2.5e9;
+  s.fragmentation = 1.05;
+  s.overlap_param_gather = true;   // --overlap-param-gather (recommended in Megatron-LM README)
+  s.nccl.tree_allreduce = true;
+  s.nccl.nvls = true;
+  s.nccl.nvls_tree = true;
+  s.nccl.pat = true;
+  s.nccl.collnet = false;          // needs the IB SHARP plugin; ClusterSpec.sharp decides on the fabric side
+  s.nccl.ll128 = true;
+  s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa3Hopper},
+                         {"blackwell", kFa3Hopper}};
+  return s;
+}
+
+SoftwareStack MegatronLm2021() {
+  SoftwareStack s = MegatronCore();
+  s.name = "megatron-lm-2021";
+  s.description = "Megatron-LM of Narayanan et al. 2021 (SC21): unfused attention, dropout, apex fused kernels";
+  // Attention before FlashAttention: QKᵀ (baddbmm) writes the scores (2 B),
+  // the fused scale-mask-softmax reads and writes them (4 B), dropout reads
+  // them, writes the result and a 1-byte mask (5 B), AV reads them (2 B):
+  // 13 B per score element forward. Backward: AV's dgrad writes dP (2), its
+  // wgrad reads P (2), dropout backward (2 + 1 + 2), softmax backward reads
+  // P and dP and writes dS (6), QKᵀ's two GEMMs read dS (4): 21 B. Saved for
+  // backward: softmax output 2, mask 1, dropout output 2 = 5 B (Korthikanti
+  // et al. 2022, the 5as²b term).
+  AttentionKernel unfused{"unfused-softmax", 0, 1.0, false, 13, 21, 5};
+  s.attention_by_arch = {{"volta", unfused}, {"ampere", unfused}, {"hopper", unfused}, {"blackwell", unfused}};
+  // Apex fused LayerNorm (r2w2 = 4 B), bias-GeLU fusion (GELU r2w2),
+  // bias-dropout-add: read 2 tensors, write 1, write a 1-byte mask = 7 B.
+  s.norm_bytes_per_element = 4;
+  s.rope_bytes_per_element = 0;   // learned positions
+  s.residual_bytes_per_element = 7;
+  s.dropout = true;
+  // Kernels per layer forward: LN ×2, QKV, baddbmm, softmax, dropout, bmm,
+  // out proj, bias-dropout-add ×2, fc1, bias-GeLU, fc2 + layout copies ≈ 16.
+  s.kernels_per_layer_forward = 16;
+  // Gradients all-reduced in fp32 after the backward, not overlapped (the
+  // 2021 "local" DDP); no distributed optimizer.
+  s.overlap_grad_reduce = false;
+  s.overlap_param_gather = false;
+  s.logits_bytes_per_element = 6;
+  s.loss_bytes_per_element = 16;
+  // NCCL of 2021 (2.8/2.9): ring and tree, no NVLS, no PAT.
+  s.nccl.nvls = false;
+  s.nccl.nvls_tree = false;
+  s.nccl.pat = false;
+  return s;
+}
+
+}  // namespace
+
+const AttentionKernel& SoftwareStack::AttentionFor(const GpuProfile& gpu) const {
+  for (const auto& [arch, kernel] : attention_by_arch) {
+    if (arch == gpu.architecture) return kernel;
+  }
+  // Unknown architecture: the newest kernel the stack has (last entry).
+  PARASIM_CHECK(!attention_by_arch.empty(), "stack without attention kernels: ", name);
+  return attention_by_arch.back().second;
+}
+
+std::vector<std::string> SoftwareStackNames() {
+  return {"megatron-core", "megatron-lm-2021", "pytorch-fsdp", "pytorch-fsdp2"};
+}
+
+SoftwareStack LoadSoftwareStack(const std::string& name) {
+  if (name == "pytorch-fsdp" || name.empty()) return PyTorchFsdp();
+  if (name == "pytorch-fsdp2" || name == "torchtitan") return PyTorchFsdp2();
+  if (name == "megatron-core" || name == "megatron") return MegatronCore();
+  if (name == "megatron-lm-2021") return MegatronLm2021();
+  throw Error("", "stack",
+              StrCat("unknown software stack '", name,
+                     "' (known: megatron-core, megatron-lm-2021, pytorch-fsdp, pytorch-fsdp2)"));
+}
+
+}  // namespace parasim

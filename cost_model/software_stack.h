@@ -1,0 +1,85 @@
+// Software-stack profiles (`--stack`, DESIGN.md §4 "From GEMM peak to
+// end-to-end MFU"): what the training framework adds on top of the hardware —
+// per-kernel launch and host overhead, kernel counts of its (un)fused ops,
+// framework copies, bytes per parameter, attention kernel generation, NCCL
+// version (its algorithm set) and comm/compute interference. Every default has
+// its source in software_stack.cc; calibration refits them from a trace.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/gpu_profile.h"
+#include "cost_model/collective_cost.h"
+
+namespace parasim {
+
+// Attention kernel efficiency (fraction of dense tensor peak on FLOPs counted
+// with causal masking, i.e. half the full-attention convention).
+struct AttentionKernel {
+  std::string name;               // "flash-attn-2", "flash-attn-3", "unfused-softmax"
+  double forward_efficiency = 0;  // long-sequence limit (fused kernels)
+  double backward_ratio = 0.8;    // backward efficiency / forward efficiency
+  // Unfused attention (before FlashAttention): QKᵀ and AV as batched GEMMs
+  // over the full s×s scores, which are written to and read from HBM.
+  bool fused = true;
+  double score_bytes_forward = 0;   // HBM bytes per score element, forward
+  double score_bytes_backward = 0;  // and backward
+  double score_bytes_saved = 0;     // kept for backward per score element (Korthikanti: 5)
+};
+
+struct SoftwareStack {
+  std::string name;
+  std::string description;
+
+  // Bytes per parameter (DESIGN.md §4 Memory).
+  double param_bytes_at_rest = 4;      // the sharded / replicated parameter copy the optimizer updates
+  double grad_bytes = 4;               // the gradient the optimizer reads
+  double optimizer_bytes = 8;          // AdamW state besides param_bytes_at_rest (moments; + master copy)
+  double compute_param_bytes = 2;      // bf16 working / gathered copy
+  double comm_grad_bytes = 2;          // bytes per gradient element on the wire (reduce dtype)
+  double comm_param_bytes = 2;         // bytes per parameter element gathered
+
+  // Activation and logits extras.
+  double logits_bytes_per_element = 14;  // logits kept for the loss backward, per vocab element
+  double loss_bytes_per_element = 48;  // HBM traffic of loss fwd + bwd per vocab element
+
+  // Memory-bound op traffic, bytes per element per forward pass (backward = 2×).
+  double norm_bytes_per_element = 4;   // RMS/LayerNorm: read + write bf16 when fused
+  double rope_bytes_per_element = 4;   // rotary on q and k
+  double act_bytes_per_element = 6;    // SwiGLU: read gate+up, write product (per f element pair)
+  double residual_bytes_per_element = 6;  // read two, write one
+  int kernels_per_layer_forward = 20;  // launches per layer forward (backward ≈ 2×)
+
+  // Overheads.
+  double kernel_gap_s = 2e-6;          // GPU idle between dependent kernels (launch latency)
+  double host_per_kernel_s = 10e-6;    // CPU dispatch per kernel; binds when kernels are shorter
+  double copy_passes_forward = 0;      // framework copies per layer, passes over its bf16 weights
+  double copy_passes_backward = 1;
+  double optimizer_bytes_per_param = 32;  // HBM traffic of the fused/foreach AdamW step
+  int nccl_channels = 16;              // SMs an overlapping NCCL kernel occupies (interference)
+  double nccl_memory_passes = 2;       // HBM bytes per bus byte a NCCL kernel moves (read + write)
+  bool separate_compute_copy = true;   // a bf16 copy beside fp32 params (autocast / FSDP mixed precision)
+  double reserve_bytes = 2.5e9;          // CUDA context, NCCL buffers, cuBLAS workspace
+  double fragmentation = 1.05;         // caching-allocator overhead on dynamic memory
+
+  // Behaviour.
+  bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)
+  bool overlap_param_gather = false;   // zero1: parameter AllGather hidden under next forward
+  bool overlap_grad_reduce = true;     // ddp / zero1: gradient buckets reduced under backward
+  bool dropout = false;                // hidden/attention dropout (masks kept, extra traffic)
+  NcclFeatures nccl;
+  std::vector<std::pair<std::string, AttentionKernel>> attention_by_arch;  // architecture -> kernel
+
+  const AttentionKernel& AttentionFor(const GpuProfile& gpu) const;
+};
+
+// Known names: "pytorch-fsdp" (default; the paper's PyTorch 2.3 FSDP, eager),
+// "pytorch-fsdp2" (torchtitan-style FSDP2 + compile, newer NCCL),
+// "megatron-core", "megatron-lm-2021" (Narayanan et al. 2021: unfused
+// attention, dropout, gradients all-reduced after backward). Unknown names
+// throw parasim::Error naming `stack`.
+SoftwareStack LoadSoftwareStack(const std::string& name);
+std::vector<std::string> SoftwareStackNames();
+
+}  // namespace parasim

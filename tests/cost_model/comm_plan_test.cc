@@ -1,0 +1,78 @@
+#include <catch2/catch.hpp>
+
+#include "cost_model/comm_plan.h"
+
+using namespace parasim;
+
+namespace {
+CommPlanInputs Inputs(double tokens, double layer_params) {
+  CommPlanInputs in;
+  in.tokens = tokens;
+  in.hidden = 4096;
+  in.kv_width = 4096;
+  in.layer_dense_params = layer_params;
+  return in;
+}
+double BytesOf(const CommPlan& p, const char* what, CommPhase phase) {
+  double b = 0;
+  for (const auto& c : p.layer)
+    if (c.what == what && c.phase == phase) b += c.size.si() * c.count;
+  return b;
+}
+}  // namespace
+
+TEST_CASE("cost_model: one GPU issues no collectives", "[cost_model]") {
+  ParallelConfig c;
+  const CommPlan p = BuildCommPlan(c, LoadSoftwareStack("pytorch-fsdp"), Inputs(8192, 2e8));
+  CHECK(p.layer.empty());
+  CHECK_FALSE(p.has_pp_send);
+}
+
+TEST_CASE("cost_model: zero2 gathers and reduce-scatters each layer, zero3 gathers twice", "[cost_model]") {
+  const SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
+  ParallelConfig c;
+  c.dp = 64;
+  c.sharding = ShardingMode::kZero2;
+  CommPlan p = BuildCommPlan(c, s, Inputs(8192, 2e8));
+  REQUIRE(p.layer.size() == 2);
+  CHECK(p.layer[0].op == CollectiveOp::kAllGather);
+  CHECK(p.layer[0].size.si() == 4e8);   // bf16 weights of the layer
+  CHECK(p.layer[1].op == CollectiveOp::kReduceScatter);
+  c.sharding = ShardingMode::kZero3;
+  p = BuildCommPlan(c, s, Inputs(8192, 2e8));
+  CHECK(p.layer.size() == 3);
+}
+
+TEST_CASE("cost_model: TP moves the same bytes with and without sequence parallelism", "[cost_model]") {
+  const SoftwareStack s = LoadSoftwareStack("megatron-core");
+  ParallelConfig c;
+  c.tp = 4;
+  const CommPlan ar = BuildCommPlan(c, s, Inputs(8192, 0));
+  c.sequence_parallel = true;
+  const CommPlan sp = BuildCommPlan(c, s, Inputs(8192, 0));
+  const double act = 8192.0 * 4096 * 2;
+  CHECK(BytesOf(ar, "tp_allreduce", CommPhase::kForward) == 2 * act);
+  CHECK(BytesOf(sp, "tp_sp_allgather", CommPhase::kForward) == 2 * act);
+  CHECK(BytesOf(sp, "tp_sp_reducescatter", CommPhase::kBackward) == 2 * act);
+}
+
+TEST_CASE("cost_model: hsdp reduces inside G-rank groups and all-reduces across replicas", "[cost_model]") {
+  ParallelConfig c;
+  c.dp = 64;
+  c.sharding = ShardingMode::kHsdp;
+  c.hsdp_group = 8;
+  const CommPlan p = BuildCommPlan(c, LoadSoftwareStack("pytorch-fsdp"), Inputs(8192, 2e8));
+  bool replica_allreduce = false;
+  for (const auto& x : p.layer) {
+    if (x.op == CollectiveOp::kAllReduce) {
+      replica_allreduce = true;
+      CHECK(x.sub.size == 8);     // 64 / 8 replicas
+      CHECK(x.sub.stride == 8);
+      CHECK(x.size.si() == 4e8 / 8);
+    } else {
+      CHECK(x.sub.size == 8);
+      CHECK(x.sub.stride == 1);
+    }
+  }
+  CHECK(replica_allreduce);
+}

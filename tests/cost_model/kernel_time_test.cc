@@ -1,0 +1,55 @@
+#include <catch2/catch.hpp>
+
+#include "cost_model/kernel_time.h"
+#include "test_specs.h"
+
+using namespace parasim;
+
+namespace {
+DeviceRates H100Rates() {
+  const GpuProfile g = testing::H100();
+  DeviceRates d;
+  d.peak_flops = g.bf16_dense.si();
+  d.gemm_max_efficiency = g.gemm_max_efficiency;
+  d.hbm_Bps = g.hbm_bandwidth.si() * g.memory_efficiency;
+  d.sm_count = g.sm_count;
+  return d;
+}
+}  // namespace
+
+TEST_CASE("cost_model: big GEMMs approach the best-shape efficiency, skinny ones fall below", "[cost_model]") {
+  const DeviceRates d = H100Rates();
+  const double big = GemmEfficiency(d, 8192, 12288, 4096);
+  CHECK(big <= d.gemm_max_efficiency);
+  CHECK(big > 0.9 * d.gemm_max_efficiency);
+  // Llama-7B output projection forward at tp=8: K = 512.
+  CHECK(GemmEfficiency(d, 8192, 4096, 512) < big);
+  // One wave of 132 SMs half used.
+  CHECK(GemmEfficiency(d, 128 * 66, 128, 4096) < 0.6 * d.gemm_max_efficiency);
+}
+
+TEST_CASE("cost_model: GEMM time never beats the FLOP or HBM roofline", "[cost_model]") {
+  const DeviceRates d = H100Rates();
+  for (double m : {1.0, 64.0, 4096.0, 16384.0}) {
+    const double t = GemmSeconds(d, m, 4096, 4096);
+    CHECK(t >= 2.0 * m * 4096 * 4096 / d.peak_flops);
+    CHECK(t >= 2.0 * (m * 4096 + 4096.0 * 4096 + m * 4096) / d.hbm_Bps);
+  }
+}
+
+TEST_CASE("cost_model: more HBM bandwidth is never slower", "[cost_model]") {
+  DeviceRates d = H100Rates();
+  const double slow = GemmSeconds(d, 16, 4096, 4096) + MemorySeconds(d, 1e9);
+  d.hbm_Bps *= 1.5;
+  const double fast = GemmSeconds(d, 16, 4096, 4096) + MemorySeconds(d, 1e9);
+  CHECK(fast < slow);
+}
+
+TEST_CASE("cost_model: attention backward takes 2.5x forward with the default kernel ratio", "[cost_model]") {
+  DeviceRates d = H100Rates();
+  d.attention_fwd_efficiency = 0.35;
+  d.attention_bwd_efficiency = 0.35 * 0.8;
+  const FwdBwd t = AttentionSeconds(d, 1e12, 4096);
+  CHECK(t.bwd / t.fwd == Approx(2.5));
+  CHECK(AttentionSeconds(d, 1e12, 512).fwd > t.fwd);   // short sequences run less efficiently
+}
