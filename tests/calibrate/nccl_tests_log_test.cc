@@ -136,3 +136,21 @@ TEST_CASE("calibrate: a log without a results table is an error", "[calibrate]")
                   parasim::Error);
   CHECK_THROWS_WITH(parasim::calibrate::LoadNcclTestsLog("no/such/file.out"), Contains("cannot read"));
 }
+
+TEST_CASE("calibrate: full 8xH100 nccl-tests logs import and fit", "[calibrate]") {
+  // Fixtures: tests/data/calibration/nccl-tests/README.md. AllGather's bus
+  // factor is (n−1)/n = 0.875, AllReduce's 2(n−1)/n = 1.75; bus bandwidth never
+  // exceeds the 450 GB/s per-direction NVLink of an H100.
+  const std::string dir = std::string(PARASIM_SOURCE_DIR) + "/tests/data/calibration/nccl-tests/";
+  const auto ag = parasim::calibrate::LoadNcclTestsLog(dir + "all_gather_ring_h100x8.out");
+  const auto ar = parasim::calibrate::LoadNcclTestsLog(dir + "all_reduce_ring_h100x8.out");
+  REQUIRE(ag.size() == 1);
+  REQUIRE(ar.size() == 1);
+  CHECK(ag[0].collective == "all_gather");
+  CHECK(ar[0].collective == "all_reduce");
+  CHECK(ar[0].rows.size() == 31);  // 8 B … 8 GiB, factor 2
+  CHECK_THAT(ag[0].BusFactor(), WithinRel(0.875, 0.005));
+  CHECK_THAT(ar[0].BusFactor(), WithinRel(1.75, 0.005));
+  for (const auto* t : {&ag[0], &ar[0]})
+    for (const auto& r : t->rows) CHECK(r.out_of_place.busbw.si() < 450e9);
+}
