@@ -59,7 +59,16 @@ TEST_CASE("topology: closed-form group paths agree with rings routed on the grap
   over.inter_node.oversubscription = 2.0;
   ClusterSpec plain = test::DgxH100(16);
   plain.inter_node.rail_optimized = false;
+  ClusterSpec a100 = test::DgxH100(140);   // A100 SuperPOD-like: HDR, 40-port switches, 20-node SUs
+  a100.name = "dgx-a100";
+  a100.inter_node.nic_bandwidth = Gbps(200);
+  a100.inter_node.switch_radix = 40;
+  a100.inter_node.scalable_unit_nodes = 20;
+  a100.inter_node.tiers = 3;
   std::vector<Case> cases = {
+      {a100, Cfg(140, 8), ParallelDim::kDp, {}},
+      {a100, Cfg(35, 8, 4), ParallelDim::kPp, {}},
+      {a100, Cfg(140 * 8, 1), ParallelDim::kDp, {}},
       {test::DgxH100(32), Cfg(256, 1), ParallelDim::kDp, {}},
       {test::DgxH100(32), Cfg(32, 8), ParallelDim::kDp, {}},
       {test::DgxH100(32), Cfg(32, 8), ParallelDim::kTp, {}},
