@@ -344,3 +344,12 @@ TEST_CASE("topology: a 256-GPU ring crosses each node boundary once per channel,
   for (int l = 0; l < t.link_count(); ++l)
     if (t.link_class()[l] == LinkClass::kNic) CHECK_THAT(load.bytes[l], WithinRel(1e9, 1e-12));
 }
+
+TEST_CASE("topology: ring link weights give the ring's bandwidth to a single-flow solver", "[topology]") {
+  const Topology t = Topology::Build(test::DgxH100(32));
+  std::vector<int> all(256);
+  for (int i = 0; i < 256; ++i) all[i] = i;
+  double worst = 0;   // seconds per byte-per-rank at full link rates
+  for (const auto& [link, weight] : RingLinkWeights(t, all)) worst = std::max(worst, weight / t.capacity_Bps()[link]);
+  CHECK_THAT(1.0 / worst / 1e9, WithinRel(400.0, 1e-9));
+}
