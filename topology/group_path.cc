@@ -183,6 +183,10 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
       break;
   }
 
+  if (!(p.intra_bandwidth.si() > 0) && (l.size > 1 || s.domains == 1))
+    throw Error(gpu.file, intra_class == LinkClass::kPcie ? "pcie_bandwidth" : "nvlink_bandwidth",
+                StrCat("GPU profile '", gpu.name, "' needs a positive ", intra_class == LinkClass::kPcie ? "PCIe" : "NVLink",
+                       " bandwidth for its ", cluster.name, " intra-node fabric"));
   if (!p.crosses_nodes) {
     p.ring_bandwidth = p.intra_bandwidth;
     p.bottleneck_class = intra_class;
