@@ -183,7 +183,7 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
       break;
   }
 
-  if (!(p.intra_bandwidth.si() > 0) && (l.size > 1 || s.domains == 1))
+  if (!(p.intra_bandwidth.si() > 0) && l.size > 1 && k > 1)
     throw Error(gpu.file, intra_class == LinkClass::kPcie ? "pcie_bandwidth" : "nvlink_bandwidth",
                 StrCat("GPU profile '", gpu.name, "' needs a positive ", intra_class == LinkClass::kPcie ? "PCIe" : "NVLink",
                        " bandwidth for its ", cluster.name, " intra-node fabric"));
