@@ -112,15 +112,23 @@ ClusterShape MakeClusterShape(const ClusterSpec& c) {
   // radix/2 up (non-blocking above the leaf); core group g links spine g of
   // every pod; cores fold parallel ports into trunks.
   s.leaves_per_pod = std::max(1, s.radix / 2);
+  // Pods hold whole scalable units where one fits (as SuperPOD designs cable
+  // them), unless the smaller pods would need more than the cores can take.
+  if (s.rail_optimized && s.leaves_per_su <= s.leaves_per_pod) {
+    const int aligned = s.leaves_per_pod / s.leaves_per_su * s.leaves_per_su;
+    const int pods = (s.leaves + aligned - 1) / aligned;
+    if ((pods + 1) / 2 <= aligned * (s.leaf_up / std::ceil(s.leaf_up - 1e-9)) + 1e-9) s.leaves_per_pod = aligned;
+  }
   s.pods = (s.leaves + s.leaves_per_pod - 1) / s.leaves_per_pod;
-  if (s.pods > s.radix)
-    throw Error(file, "inter_node.switch_radix",
-                StrCat(s.endpoints, " NICs need ", s.pods, " pods, more than a 3-tier fat-tree of radix ", s.radix,
-                       " connects (", s.radix, "); raise the radix"));
   s.spines_per_pod = std::max(1, static_cast<int>(std::ceil(s.leaf_up - 1e-9)));
   s.leaf_spine_ports = s.leaf_up / s.spines_per_pod;
   const double spine_down = s.leaves_per_pod * s.leaf_spine_ports;
   s.cores_per_group = std::max(1, (s.pods + 1) / 2);
+  // A core has radix ports, one trunk per pod of at least one port.
+  if (s.pods > s.radix || s.cores_per_group > spine_down + 1e-9)
+    throw Error(file, "inter_node.switch_radix",
+                StrCat(s.endpoints, " NICs need ", s.pods, " pods, more than a 3-tier fat-tree of radix ", s.radix,
+                       " connects; raise the radix (4 tiers are not modelled)"));
   s.spine_core_ports = spine_down / s.cores_per_group;
   return s;
 }

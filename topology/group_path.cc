@@ -147,10 +147,8 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
   p.ranks_per_node = k;
   p.groups_sharing_node = std::max(1, d / k);
   bool strides_whole_domains = true;
-  long long min_stride = 0;
   for (const auto& f : l.factors) {
     strides_whole_domains = strides_whole_domains && f.stride % d == 0;
-    min_stride = min_stride == 0 ? f.stride : std::min(min_stride, f.stride);
   }
   p.single_rail = p.crosses_nodes && k == 1 && strides_whole_domains;
 
@@ -185,6 +183,10 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
       break;
   }
 
+  if (!(p.intra_bandwidth.si() > 0) && l.size > 1 && k > 1)
+    throw Error(gpu.file, intra_class == LinkClass::kPcie ? "pcie_bandwidth" : "nvlink_bandwidth",
+                StrCat("GPU profile '", gpu.name, "' needs a positive ", intra_class == LinkClass::kPcie ? "PCIe" : "NVLink",
+                       " bandwidth for its ", cluster.name, " intra-node fabric"));
   if (!p.crosses_nodes) {
     p.ring_bandwidth = p.intra_bandwidth;
     p.bottleneck_class = intra_class;
@@ -222,7 +224,14 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
     p.max_switch_hops = (s.tiers == 2 || FitsBlocks(l, static_cast<long long>(s.PodBlockDomains()) * d)) ? 3 : 5;
     // Fraction of a leaf's ring hops that leave it: a hop from domain x to
     // x + t leaves the leaf once per block of B domains (every hop if t >= B).
-    const long long step_domains = k == 1 ? std::max<long long>(1, min_stride / d) : 1;
+    // Domains between consecutive ring nodes: 1 when a factor runs across
+    // domain boundaries, else the smallest factor stride in domains.
+    long long step_domains = 0;
+    for (const auto& f : l.factors) {
+      const long long step = f.stride >= d ? f.stride / d : (f.stride * f.size > d ? 1 : 0);
+      if (step > 0) step_domains = step_domains == 0 ? step : std::min(step_domains, step);
+    }
+    step_domains = std::max<long long>(1, step_domains);
     const double leaving = std::min(1.0, static_cast<double>(step_domains) / s.LeafBlockDomains());
     // Uplink load per port: D-mod-K spreads a full leaf's ports over the
     // spines, ceil(down / spines) flows per trunk of up / spines ports.

@@ -54,7 +54,7 @@ std::array<ParallelDim, 5> OrderDims(const ParallelConfig& c) {
     dims[n++] = static_cast<ParallelDim>(idx);
     pos = end + 1;
   }
-  const int ep = static_cast<int>(ParallelDim::kEp), dp = static_cast<int>(ParallelDim::kDp);
+  const int ep = static_cast<int>(ParallelDim::kEp);
   if (!seen[ep]) {
     int at = n;
     for (int i = 0; i < n; ++i)
@@ -64,7 +64,6 @@ std::array<ParallelDim, 5> OrderDims(const ParallelConfig& c) {
     ++n;
     seen[ep] = true;
   }
-  (void)dp;
   for (int i = 0; i < 5; ++i) {
     if (seen[i]) continue;
     if (DegreeOf(c, static_cast<ParallelDim>(i)) > 1)
@@ -106,13 +105,13 @@ GroupLayout LayoutOf(const ParallelConfig& config, ParallelDim dim, SubGroup sub
     for (const auto& f : factors) {
       if (remaining == 1) break;
       if (skip >= f.size) {
-        PARASIM_CHECK(skip % f.size == 0, "sub-group stride must align with the group's factors");
+        if (skip % f.size != 0) throw Error("", "config", StrCat("sub-group stride ", sub.stride, " does not align with the ", want, " group's layout"));
         skip /= f.size;
         continue;
       }
       const int avail = static_cast<int>(f.size / skip);
       const int take = std::min(avail, remaining);
-      PARASIM_CHECK(remaining % take == 0, "sub-group size must align with the group's factors");
+      if (remaining % take != 0) throw Error("", "config", StrCat("sub-group of ", sub.size, " does not align with the ", want, " group's layout"));
       out.push_back({take, f.stride * skip});
       remaining /= take;
       skip = 1;

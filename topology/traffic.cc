@@ -105,6 +105,15 @@ void AppendRingFlows(const RingPlan& plan, double bytes, std::vector<Flow>* flow
   }
 }
 
+std::vector<std::pair<int32_t, double>> RingLinkWeights(const Topology& topo, const std::vector<int>& members) {
+  std::vector<Flow> flows;
+  AppendRingFlows(PlanRing(topo, members), 1.0, &flows);
+  std::map<int32_t, double> w;
+  for (const Flow& f : flows)
+    for (int32_t l : topo.RouteBetween(f.src_gpu, f.dst_gpu, f.rail)) w[l] += f.bytes;
+  return {w.begin(), w.end()};
+}
+
 RingAnalysis AnalyzeRings(const Topology& topo, const ParallelConfig& config, ParallelDim dim, SubGroup sub) {
   Placement placement(config, topo.gpu_count());
   const auto groups = placement.AllGroups(dim, sub);

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/parallel_config.h"
@@ -50,6 +52,14 @@ RingPlan PlanRing(const Topology& topo, const std::vector<int>& members);
 // Flows of one ring step pattern: every member sends `bytes` to its successor,
 // split evenly over the channels.
 void AppendRingFlows(const RingPlan& plan, double bytes, std::vector<Flow>* flows);
+
+// A ring as one flow for a max-min solver: every link the ring's channels
+// cross, with the bytes it carries per byte each member sends to its
+// successor (summed over channels and hops; ascending link id). A solver
+// rate r then loads link l with r * weight: the DGX H100 256-GPU ring puts
+// 1/8 on each NIC link (400 GB/s at 50 GB/s NICs), a rank-order ring with
+// each GPU's own NIC would put 1 on one NIC per node and cross rails.
+std::vector<std::pair<int32_t, double>> RingLinkWeights(const Topology& topo, const std::vector<int>& members);
 
 // NCCL's double binary tree over the domains a group spans (src/graph/trees.cc
 // ncclGetBtree / ncclGetDtree: tree 0 a binary tree on the in-order numbering,

@@ -149,3 +149,9 @@ TEST_CASE("topology: placement follows the order, innermost first", "[topology]"
     CHECK(std::count(seen.begin(), seen.end(), 1) == 16);
   }
 }
+
+TEST_CASE("topology: a GPU profile without NVLink bandwidth is bad input, never an infinite time", "[topology]") {
+  ClusterSpec c = test::DgxH100(1);
+  c.gpu.nvlink_bandwidth = BytesPerSecond(0);
+  CHECK_THROWS_AS(ResolveGroupPath(c, Cfg(1, 8), ParallelDim::kTp), Error);
+}

@@ -59,7 +59,16 @@ TEST_CASE("topology: closed-form group paths agree with rings routed on the grap
   over.inter_node.oversubscription = 2.0;
   ClusterSpec plain = test::DgxH100(16);
   plain.inter_node.rail_optimized = false;
+  ClusterSpec a100 = test::DgxH100(140);   // A100 SuperPOD-like: HDR, 40-port switches, 20-node SUs
+  a100.name = "dgx-a100";
+  a100.inter_node.nic_bandwidth = Gbps(200);
+  a100.inter_node.switch_radix = 40;
+  a100.inter_node.scalable_unit_nodes = 20;
+  a100.inter_node.tiers = 3;
   std::vector<Case> cases = {
+      {a100, Cfg(140, 8), ParallelDim::kDp, {}},
+      {a100, Cfg(35, 8, 4), ParallelDim::kPp, {}},
+      {a100, Cfg(140 * 8, 1), ParallelDim::kDp, {}},
       {test::DgxH100(32), Cfg(256, 1), ParallelDim::kDp, {}},
       {test::DgxH100(32), Cfg(32, 8), ParallelDim::kDp, {}},
       {test::DgxH100(32), Cfg(32, 8), ParallelDim::kTp, {}},
@@ -334,4 +343,59 @@ TEST_CASE("topology: a 256-GPU ring crosses each node boundary once per channel,
   const LinkLoad load = ComputeLinkLoad(t, flows);
   for (int l = 0; l < t.link_count(); ++l)
     if (t.link_class()[l] == LinkClass::kNic) CHECK_THAT(load.bytes[l], WithinRel(1e9, 1e-12));
+}
+
+TEST_CASE("topology: ring link weights give the ring's bandwidth to a single-flow solver", "[topology]") {
+  const Topology t = Topology::Build(test::DgxH100(32));
+  std::vector<int> all(256);
+  for (int i = 0; i < 256; ++i) all[i] = i;
+  double worst = 0;   // seconds per byte-per-rank at full link rates
+  for (const auto& [link, weight] : RingLinkWeights(t, all)) worst = std::max(worst, weight / t.capacity_Bps()[link]);
+  CHECK_THAT(1.0 / worst / 1e9, WithinRel(400.0, 1e-9));
+}
+
+TEST_CASE("topology: closed form matches the graph on random power-of-two configs and orders", "[topology]") {
+  std::mt19937 rng(99);
+  ClusterSpec plain = test::DgxH100(16);
+  plain.inter_node.rail_optimized = false;
+  ClusterSpec small_radix = test::DgxH100(32);
+  small_radix.inter_node.switch_radix = 16;   // 8 down: one node per rail leaf group... 3 tiers
+  small_radix.inter_node.scalable_unit_nodes = 4;
+  small_radix.inter_node.tiers = 3;
+  ClusterSpec over = test::DgxH100(64);
+  over.inter_node.switch_radix = 48;          // 32 down, 16 up: 2:1
+  over.inter_node.oversubscription = 2.0;
+  ClusterSpec over_plain = over;
+  over_plain.inter_node.rail_optimized = false;
+  const std::vector<ClusterSpec> clusters = {test::DgxH100(4), test::DgxH100(16), test::DgxH100(64), plain,
+                                             small_radix, test::Dgx1(4), over, over_plain};
+  const char* orders[] = {"tp-cp-ep-dp-pp", "tp-pp-cp-ep-dp", "cp-tp-ep-dp-pp", "tp-cp-dp-ep-pp", "ep-tp-cp-dp-pp",
+                          "pp-tp-cp-ep-dp"};
+  int checked = 0;
+  for (const ClusterSpec& c : clusters) {
+    const Topology t = Topology::Build(c);
+    const int world = t.gpu_count();
+    for (int trial = 0; trial < 80; ++trial) {
+      // Split log2(world) bits over dp, tp, pp, cp.
+      int bits = 0;
+      while ((1 << bits) < world) ++bits;
+      int e[4] = {0, 0, 0, 0};
+      for (int b = 0; b < bits; ++b) ++e[rng() % 4];
+      ParallelConfig cfg = Cfg(1 << e[0], 1 << e[1], 1 << e[2], 1 << e[3]);
+      cfg.ep = 1 << (rng() % (e[0] + 1));
+      cfg.order = orders[rng() % 6];
+      for (ParallelDim d : {ParallelDim::kTp, ParallelDim::kCp, ParallelDim::kEp, ParallelDim::kDp, ParallelDim::kPp}) {
+        INFO(c.name << " nodes " << c.nodes << " dp=" << cfg.dp << " tp=" << cfg.tp << " pp=" << cfg.pp
+                    << " cp=" << cfg.cp << " ep=" << cfg.ep << " order " << cfg.order << " dim " << ToString(d));
+        const GroupPath p = ResolveGroupPath(c, cfg, d);
+        if (p.ranks == 1) continue;
+        const RingAnalysis r = AnalyzeRings(t, cfg, d);
+        CHECK(r.nodes == p.nodes);
+        CHECK(r.max_switch_hops == p.max_switch_hops);
+        CHECK_THAT(GBs(r.bus_bandwidth), WithinRel(GBs(p.ring_bandwidth), 1e-9));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 100);
 }
