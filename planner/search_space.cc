@@ -119,7 +119,10 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
     }
   }
 
-  const int max_tp = options.max_tp > 0 ? options.max_tp : 2 * gpus_per_node;
+  // Default limit: two nodes' worth; a user who constrains tp chose the values.
+  const int max_tp = options.max_tp > 0                          ? options.max_tp
+                     : constraints.Mentions(ConstraintKey::kTp) ? world_size
+                                                                : 2 * gpus_per_node;
   const int64_t heads = model.num_attention_heads;
   const int64_t kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : heads;
   const int64_t ffn = model.IsMoe() ? model.moe_ffn_hidden_size : model.ffn_hidden_size;

@@ -22,7 +22,8 @@ namespace parasim::planner {
 
 struct SpaceOptions {
   // Largest tensor-parallel degree; 0 = two nodes' worth (the seed paper tried
-  // tp = 16 on 8-GPU nodes, i.e. TP across a node boundary).
+  // tp = 16 on 8-GPU nodes, i.e. TP across a node boundary), or no limit when
+  // a constraint names tp.
   int max_tp = 0;
   // Zero-bubble pipeline schedules in the space.
   bool zero_bubble = true;

@@ -137,6 +137,10 @@ TEST_CASE("planner: tp is limited to two nodes unless asked", "[planner]") {
   max_tp = 0;
   for (const Candidate& c : w.candidates) max_tp = std::max(max_tp, static_cast<int>(c.tp));
   CHECK(max_tp == 64);
+  // Naming tp in a constraint lifts the default limit.
+  const SearchSpace asked = EnumerateSpace(model, Job(64, 16), 64, 8, ConstraintSet::Parse("pp=1,cp=1,tp>=32"));
+  REQUIRE(!asked.candidates.empty());
+  CHECK(asked.candidates.back().tp == 64);
 }
 
 TEST_CASE("planner: placement orders come only when asked", "[planner]") {
