@@ -386,8 +386,8 @@ CollectiveModelParams CollectiveModelParams::AwsEfa() {
   CollectiveModelParams p;
   // Fitted to the HF ultrascale-playbook 256 MB AllGather/ReduceScatter sweep
   // (H100, EFA, 2-64 nodes): see tests/cost_model/collective_fit_test.cc.
-  p.nic_efficiency = 0.740;
-  p.net_plugin_latency = Microseconds(8.7);
+  p.nic_efficiency = 0.782;
+  p.net_plugin_latency = Microseconds(10.7);
   p.network_ll128 = false;
   return p;
 }

@@ -173,7 +173,8 @@ TEST_CASE("cost_model: collective scale parameters are the least-squares fit to 
   CHECK_THAT(efa.net_plugin_latency.si() * 1e6, Catch::Matchers::WithinAbs(x[2], 0.6));
   CHECK(rms <= 0.10);
   CHECK(rms_defaults <= rms + 0.003);
-  // σ is barely constrained: 0 to 3 µs changes the best loss by < 5%.
+  // σ is barely constrained by both sweeps together: 0 to 3 µs changes the
+  // best loss by < 5%.
   for (double sigma_us : {0.0, 3.0}) {
     Fit other = fit;
     other.sigma = Microseconds(sigma_us);
@@ -181,6 +182,23 @@ TEST_CASE("cost_model: collective scale parameters are the least-squares fit to 
     std::vector<double> y = NelderMead(other_loss, x, {0.01, 0.05, 1.0}, 200);
     CHECK(std::abs(other.Loss(y) / fit.Loss(x) - 1.0) < 0.05);
   }
+  // The IB sweep alone prefers σ -> 0; the default stays within one standard
+  // error of that optimum (rms within +10%), and 2 µs would not (> +20%).
+  Fit ib_only = fit;
+  ib_only.rows.erase(std::remove_if(ib_only.rows.begin(), ib_only.rows.end(), [](const Row& r) { return r.efa; }),
+                     ib_only.rows.end());
+  auto ib_rms = [&](double sigma_us) {
+    ib_only.sigma = Microseconds(sigma_us);
+    double best = 1e9;
+    for (double cv = 0.0; cv < 0.15; cv += 0.0005) best = std::min(best, ib_only.Loss({cv, 0.5, 0.0}));
+    return std::sqrt(best / ib_only.rows.size());
+  };
+  const double r0 = ib_rms(0.0), rdef = ib_rms(ib.hop_latency_jitter.si() * 1e6), r2 = ib_rms(2.0);
+  if (std::getenv("PARASIM_VERBOSE"))
+    std::printf("ib-only rms: sigma 0 %.4f, default %.4f, 2 us %.4f\n", r0, rdef, r2);
+  CHECK(r0 <= rdef);
+  CHECK(rdef <= 1.10 * r0);
+  CHECK(r2 > 1.20 * r0);
 }
 
 }  // namespace
