@@ -1,0 +1,70 @@
+// `parasim plan`: the best parallel configs for a model on a cluster, with
+// the Pareto front, the explanation of the winner and launch flags.
+#include <memory>
+#include <string>
+
+#include "cli/cmd_plan_options.h"
+#include "cli/command.h"
+#include "cli/spec_options.h"
+#include "cost_model/evaluator.h"
+#include "planner/explain.h"
+#include "planner/launch_flags.h"
+#include "planner/plan_format.h"
+#include "planner/planner.h"
+
+namespace parasim::cli {
+namespace {
+
+struct PlanFlags {
+  SpecOptions spec;
+  PlannerFlags planner;
+  OutputOptions out;
+  bool explain = false;
+  std::string emit;
+};
+
+void RunPlanCommand(const PlanFlags& f) {
+  const planner::PlanOptions options = f.planner.ToOptions();
+  const ModelSpec model = f.spec.LoadModelSpec();
+  const ClusterSpec cluster = f.spec.LoadClusterSpec();
+  const JobSpec job = f.spec.LoadJobSpec();
+  std::unique_ptr<planner::LaunchFlags> launch;
+  const bool want_emit = !f.emit.empty();
+  const planner::Framework framework = want_emit ? planner::ParseFramework(f.emit) : planner::Framework::kMegatron;
+
+  const AnalyticalEvaluator evaluator(model, cluster, job);
+  const planner::PlanResult result = planner::RunPlan(evaluator, options);
+
+  planner::PlanExtras extras;
+  if (f.explain && !result.plans.empty()) {
+    const Report* runner_up = result.plans.size() > 1 ? &result.plans[1] : nullptr;
+    const Report* baseline = result.baseline ? &*result.baseline : nullptr;
+    extras.explanation = planner::ExplainPlan(result.plans[0], runner_up, baseline, options.objective.objective);
+  }
+  if (want_emit && !result.plans.empty()) {
+    launch = std::make_unique<planner::LaunchFlags>(
+        planner::EmitLaunchFlags(framework, result.plans[0].config, model, job));
+    extras.launch = launch.get();
+  }
+  switch (f.out.Parsed()) {
+    case Format::kJson: WriteOutput(f.out, planner::PlanToJson(result, extras)); break;
+    case Format::kCsv: WriteOutput(f.out, planner::PlanToCsv(result)); break;
+    case Format::kTable: WriteOutput(f.out, planner::PlanToTable(result, extras)); break;
+  }
+}
+
+const CommandRegistration kPlan{
+    "plan", "Search every parallel config and rank the best (tier A), with Pareto front and launch flags",
+    [](CLI::App& cmd) {
+      auto f = std::make_shared<PlanFlags>();
+      AddSpecOptions(cmd, f->spec, true);
+      AddPlannerFlags(cmd, f->planner);
+      cmd.add_flag("--explain", f->explain, "Explain the winner against the runner-up and pure FSDP");
+      cmd.add_option("--emit", f->emit, "Print launch settings of the best plan: megatron | torchtitan | deepspeed")
+          ->check(CLI::IsMember({"megatron", "torchtitan", "deepspeed"}));
+      AddOutputOptions(cmd, f->out);
+      return std::function<void()>([f] { RunPlanCommand(*f); });
+    }};
+
+}  // namespace
+}  // namespace parasim::cli

@@ -1,0 +1,30 @@
+// Launch settings for a chosen plan in the framework the user runs:
+// Megatron-LM arguments, a torchtitan TOML fragment, or a DeepSpeed config
+// JSON. Where a framework lacks a mode the plan uses, a note says what the
+// nearest setting is.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/job_spec.h"
+#include "core/model_spec.h"
+#include "core/parallel_config.h"
+
+namespace parasim::planner {
+
+enum class Framework { kMegatron, kTorchtitan, kDeepSpeed };
+// "megatron" | "torchtitan" | "deepspeed"; throws parasim::Error naming `where`.
+Framework ParseFramework(const std::string& text, const std::string& where = "--emit");
+const char* ToString(Framework f);
+
+struct LaunchFlags {
+  Framework framework = Framework::kMegatron;
+  std::string text;                 // arguments / TOML / JSON, ready to paste
+  std::vector<std::string> notes;   // approximations and what to set by hand
+};
+
+LaunchFlags EmitLaunchFlags(Framework framework, const ParallelConfig& config, const ModelSpec& model,
+                            const JobSpec& job);
+
+}  // namespace parasim::planner

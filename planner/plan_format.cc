@@ -1,0 +1,156 @@
+#include "planner/plan_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "cost_model/report_format.h"
+
+namespace parasim::planner {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+double Finite(double v) {
+  PARASIM_CHECK(std::isfinite(v), "non-finite number in plan output");
+  return v;
+}
+
+// A report as JSON, preceded by the planner's own fields.
+Json RankedReport(const Report& r, int rank, double objective_value) {
+  Json out;
+  if (rank > 0) out["rank"] = rank;
+  if (rank > 0) out["objective_value"] = Finite(objective_value);
+  out["config_string"] = r.config.ToString();
+  const Json report = Json::parse(ReportToJson(r, -1));
+  for (auto it = report.begin(); it != report.end(); ++it) out[it.key()] = it.value();
+  return out;
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatNumber(double v, int significant) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
+  return buf;
+}
+
+std::string RenderTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      s += cells[c];
+      if (c + 1 < cells.size()) s += std::string(width[c] - cells[c].size() + 2, ' ');
+    }
+    return s + "\n";
+  };
+  std::string out = line(header);
+  for (const auto& row : rows) out += line(row);
+  return out;
+}
+
+std::string PlanToJson(const PlanResult& r, const PlanExtras& extras) {
+  Json j;
+  j["objective"] = ToString(r.objective.objective);
+  j["objective_unit"] = ObjectiveUnit(r.objective.objective, r.objective.tokens);
+  j["gpus"] = r.gpus;
+  j["searched"] = r.searched;
+  j["scored"] = r.scored;
+  j["feasible"] = r.feasible;
+  Json rejected = Json::object();
+  for (const auto& [reason, n] : r.rejected) rejected[reason] = n;
+  j["rejected"] = rejected;
+  if (r.objective.goodput.mtbf_gpu_hours > 0) {
+    j["goodput"] = {{"fraction", Finite(r.goodput.fraction)},
+                    {"cluster_mtbf_s", Finite(r.goodput.cluster_mtbf.si())},
+                    {"checkpoint_interval_s", Finite(r.goodput.checkpoint_interval.si())}};
+  }
+  Json plans = Json::array();
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    plans.push_back(RankedReport(r.plans[i], static_cast<int>(i + 1), r.plan_values[i]));
+  }
+  j["plans"] = plans;
+  Json pareto = Json::array();
+  for (const Report& p : r.pareto) pareto.push_back(RankedReport(p, 0, 0));
+  j["pareto"] = pareto;
+  j["baseline"] = r.baseline ? RankedReport(*r.baseline, 0, 0) : Json(nullptr);
+  if (r.baseline) j["baseline"]["objective_value"] = Finite(r.baseline_value);
+  if (!extras.explanation.empty()) j["explanation"] = extras.explanation;
+  if (extras.launch != nullptr) {
+    j["launch"] = {{"framework", ToString(extras.launch->framework)},
+                   {"text", extras.launch->text},
+                   {"notes", extras.launch->notes}};
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string PlanToTable(const PlanResult& r, const PlanExtras& extras) {
+  std::string out = StrCat("objective: ", ToString(r.objective.objective), " (", ObjectiveUnit(r.objective.objective, r.objective.tokens),
+                           ")  gpus: ", r.gpus, "  searched: ", r.searched, "  scored: ", r.scored,
+                           "  feasible: ", r.feasible, "\n");
+  if (!r.rejected.empty()) {
+    out += "rejected:";
+    for (const auto& [reason, n] : r.rejected) out += StrCat("  ", reason, " ", n, ";");
+    out.pop_back();
+    out += "\n";
+  }
+  if (r.objective.goodput.mtbf_gpu_hours > 0) {
+    out += StrCat("goodput: ", Fixed(100 * r.goodput.fraction, 2), "% (cluster MTBF ",
+                  Fixed(r.goodput.cluster_mtbf.si() / 3600, 2), " h, checkpoint every ",
+                  Fixed(r.goodput.checkpoint_interval.si() / 60, 1), " min)\n");
+  }
+  out += "\n";
+  if (r.plans.empty()) {
+    out += "no feasible plan\n";
+    return out;
+  }
+  const std::vector<std::string> header = {"#", "objective", "tokens/s", "tok/s/GPU", "MFU", "exposed", "bubble_ms",
+                                           "mem_GB", "W/GPU", "tokens/J", "config"};
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    const Report& p = r.plans[i];
+    rows.push_back({std::to_string(i + 1), FormatNumber(r.plan_values[i]), Fixed(p.tokens_per_s, 0),
+                    Fixed(p.tokens_per_s_per_gpu, 0), Fixed(100 * p.mfu, 1) + "%",
+                    Fixed(100 * p.exposed_comm_fraction, 1) + "%", Fixed(p.bubble.si() * 1e3, 1),
+                    Fixed(p.memory_per_gpu.si() / 1e9, 1), Fixed(p.power_per_gpu.si(), 0), Fixed(p.tokens_per_joule, 3),
+                    p.config.ToString()});
+  }
+  out += RenderTable(header, rows);
+  if (!r.pareto.empty()) {
+    out += "\npareto front (throughput vs tokens/J):\n";
+    std::vector<std::vector<std::string>> prow;
+    for (const Report& p : r.pareto) {
+      prow.push_back({Fixed(p.tokens_per_s, 0), Fixed(p.tokens_per_joule, 3), p.config.ToString()});
+    }
+    out += RenderTable({"tokens/s", "tokens/J", "config"}, prow);
+  }
+  if (!extras.explanation.empty()) {
+    out += "\nwhy:\n";
+    for (const std::string& l : extras.explanation) out += "  " + l + "\n";
+  }
+  if (extras.launch != nullptr) {
+    out += StrCat("\n", ToString(extras.launch->framework), " launch settings for plan #1:\n");
+    for (const std::string& n : extras.launch->notes) out += "# " + n + "\n";
+    out += extras.launch->text;
+  }
+  return out;
+}
+
+std::string PlanToCsv(const PlanResult& r) { return ReportsToCsv(r.plans); }
+
+}  // namespace parasim::planner

@@ -1,0 +1,170 @@
+#include "planner/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "planner/parallel_for.h"
+
+namespace parasim::planner {
+namespace {
+
+constexpr const char* kReasonDominated = "dominance: recompute not needed";
+constexpr const char* kReasonImpliedMemory = "memory: a smaller micro-batch did not fit";
+constexpr const char* kMemoryCategory = "memory";
+
+enum class State : uint8_t { kUnscored, kFeasible, kInfeasible, kDominated, kImpliedMemory };
+
+// What ranking needs of one scored candidate (full reports are re-made for the few printed).
+struct Scored {
+  double tokens_per_s = 0;
+  double tokens_per_joule = 0;
+  double exposed_comm_fraction = 0;
+  State state = State::kUnscored;
+};
+
+PlanMetrics MetricsOf(const Scored& s) {
+  return PlanMetrics{s.tokens_per_s, s.tokens_per_joule, s.exposed_comm_fraction};
+}
+
+}  // namespace
+
+std::string ReasonCategory(const std::string& infeasible_reason) {
+  const std::string head = infeasible_reason.substr(0, infeasible_reason.find(':'));
+  size_t b = head.find_first_not_of(" \t");
+  size_t e = head.find_last_not_of(" \t");
+  if (b == std::string::npos) return "infeasible";
+  return head.substr(b, e - b + 1);
+}
+
+ConstraintSet FsdpBaselineConstraints() { return ConstraintSet::Parse("tp=1,pp=1,cp=1,sharding=zero2", "baseline"); }
+
+PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
+                   const PlanOptions& options) {
+  options.objective.Validate();
+  if (options.top_k < 1) throw Error("", "--top", "must be at least 1");
+  if (options.threads < 0) throw Error("", "--threads", "must not be negative");
+
+  const SearchSpace space = EnumerateSpace(model, job, gpus, gpus_per_node, options.constraints, options.space);
+  const bool dominance = options.recompute_dominance && options.objective.objective != Objective::kExposedComm;
+
+  std::vector<Scored> scored(space.candidates.size());
+  std::mutex reasons_mutex;
+  std::map<std::string, int64_t> infeasible_reasons;   // sums: the same for any thread order
+
+  // One chain (same config but micro-batch and recompute) per task, in order:
+  // a ladder stops at its first fitting rung (dominance); once a whole ladder
+  // fails on memory, the larger micro-batches of the chain are known not to fit.
+  ParallelFor(space.chains.size(), options.threads, [&](size_t ci) {
+    const Chain& chain = space.chains[ci];
+    bool memory_bound = false;
+    for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
+      const Ladder& ladder = space.ladders[li];
+      bool fitted = false;
+      bool all_memory = true;
+      for (uint32_t k = 0; k < ladder.count; ++k) {
+        const size_t idx = ladder.first + k;
+        Scored& s = scored[idx];
+        if (memory_bound && options.memory_implication) {
+          s.state = State::kImpliedMemory;
+          continue;
+        }
+        if (fitted && dominance) {
+          s.state = State::kDominated;
+          continue;
+        }
+        const Report r = scorer(space.ToConfig(idx));
+        if (!r.feasible) {
+          s.state = State::kInfeasible;
+          const std::string category = ReasonCategory(r.infeasible_reason);
+          all_memory = all_memory && category == kMemoryCategory;
+          std::lock_guard<std::mutex> lock(reasons_mutex);
+          ++infeasible_reasons[category];
+          continue;
+        }
+        PARASIM_CHECK(std::isfinite(r.tokens_per_s) && std::isfinite(r.tokens_per_joule) &&
+                          std::isfinite(r.exposed_comm_fraction) && r.tokens_per_s > 0,
+                      "scorer returned non-finite metrics for ", space.ToConfig(idx).ToString());
+        s.state = State::kFeasible;
+        s.tokens_per_s = r.tokens_per_s;
+        s.tokens_per_joule = r.tokens_per_joule;
+        s.exposed_comm_fraction = r.exposed_comm_fraction;
+        fitted = true;
+        all_memory = false;
+      }
+      if (ladder.count > 0 && all_memory) memory_bound = true;
+    }
+  });
+
+  PlanResult result;
+  result.gpus = gpus;
+  result.objective = options.objective;
+  result.goodput = ComputeGoodput(gpus, options.objective.goodput);
+  result.searched = space.searched;
+  result.rejected = space.rejected;
+  for (const auto& [reason, count] : infeasible_reasons) result.rejected[reason] += count;
+
+  std::vector<size_t> feasible;
+  std::vector<double> score(scored.size(), 0.0);
+  int64_t dominated = 0, implied_memory = 0;
+  for (size_t i = 0; i < scored.size(); ++i) {
+    switch (scored[i].state) {
+      case State::kFeasible:
+        feasible.push_back(i);
+        score[i] = ObjectiveScore(options.objective, MetricsOf(scored[i]), gpus, result.goodput);
+        ++result.scored;
+        break;
+      case State::kInfeasible: ++result.scored; break;
+      case State::kDominated: ++dominated; break;
+      case State::kImpliedMemory: ++implied_memory; break;
+      case State::kUnscored: PARASIM_CHECK(false, "candidate ", i, " left unscored");
+    }
+  }
+  if (dominated > 0) result.rejected[kReasonDominated] += dominated;
+  if (implied_memory > 0) result.rejected[kReasonImpliedMemory] += implied_memory;
+  result.feasible = static_cast<int64_t>(feasible.size());
+  {
+    int64_t total = result.feasible;
+    for (const auto& [reason, count] : result.rejected) total += count;
+    PARASIM_CHECK(total == result.searched, "searched ", result.searched, " != feasible + rejected ", total);
+  }
+
+  // Rank: objective, then the other useful rate, then canonical order.
+  const bool throughput_objective = options.objective.objective == Objective::kThroughput;
+  auto better = [&](size_t a, size_t b) {
+    if (score[a] != score[b]) return score[a] > score[b];
+    const double sa = throughput_objective ? scored[a].tokens_per_joule : scored[a].tokens_per_s;
+    const double sb = throughput_objective ? scored[b].tokens_per_joule : scored[b].tokens_per_s;
+    if (sa != sb) return sa > sb;
+    return a < b;
+  };
+  const size_t k = std::min<size_t>(static_cast<size_t>(options.top_k), feasible.size());
+  std::partial_sort(feasible.begin(), feasible.begin() + static_cast<std::ptrdiff_t>(k), feasible.end(), better);
+  for (size_t i = 0; i < k; ++i) {
+    result.plans.push_back(scorer(space.ToConfig(feasible[i])));
+    result.plan_values.push_back(
+        ObjectiveValue(options.objective, MetricsOf(scored[feasible[i]]), gpus, result.goodput));
+  }
+
+  std::vector<ParetoPoint> points;
+  points.reserve(feasible.size());
+  for (size_t i : feasible) points.push_back({scored[i].tokens_per_s, scored[i].tokens_per_joule, i});
+  for (size_t i : ParetoFront(std::move(points))) result.pareto.push_back(scorer(space.ToConfig(i)));
+
+  if (options.baseline) {
+    PlanOptions base = options;
+    base.constraints = FsdpBaselineConstraints();
+    base.baseline = false;
+    base.top_k = 1;
+    PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base);
+    if (!b.plans.empty()) {
+      result.baseline = b.plans.front();
+      result.baseline_value = b.plan_values.front();
+    }
+  }
+  return result;
+}
+
+}  // namespace parasim::planner

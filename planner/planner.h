@@ -1,0 +1,80 @@
+// The planner: enumerate the space, score every candidate with a scorer (tier
+// A in the product: AnalyticalEvaluator) on a thread pool, rank by the
+// objective, and return the best K, the Pareto front (throughput vs tokens
+// per joule), the pure-FSDP baseline and the counts of what was cut and why.
+// The output is identical for any thread count: results land in slots
+// indexed by candidate and ties break by canonical (enumeration) order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/job_spec.h"
+#include "core/model_spec.h"
+#include "cost_model/report.h"
+#include "planner/constraints.h"
+#include "planner/objective.h"
+#include "planner/search_space.h"
+
+namespace parasim {
+class AnalyticalEvaluator;
+}
+
+namespace parasim::planner {
+
+// Scores one config; must be thread-safe and deterministic. A config that
+// does not fit returns feasible = false and a reason "<category>: detail".
+using Scorer = std::function<Report(const ParallelConfig&)>;
+
+struct PlanOptions {
+  ConstraintSet constraints;
+  SpaceOptions space;
+  ObjectiveOptions objective;
+  int top_k = 16;
+  int threads = 0;              // 0 = hardware concurrency
+  // Recompute only where memory requires it: once a lighter recomputation fits,
+  // heavier ones (same config otherwise) only add compute, so they are counted
+  // as dominated and not scored. Off for the exposed-comm objective, where
+  // extra compute can hide communication.
+  bool recompute_dominance = true;
+  // Memory grows with the micro-batch (activations, logits; weights and
+  // optimizer state do not depend on it), so when no recomputation lets a
+  // micro-batch fit, larger ones are rejected without scoring. A test checks
+  // that this never changes the result against the evaluator.
+  bool memory_implication = true;
+  bool baseline = true;         // also find the pure-FSDP baseline (tp=pp=cp=1, zero2)
+};
+
+struct PlanResult {
+  int gpus = 0;
+  ObjectiveOptions objective;
+  Goodput goodput;
+  std::vector<Report> plans;             // best first, at most top_k
+  std::vector<double> plan_values;       // ObjectiveValue of each plan
+  std::vector<Report> pareto;            // highest throughput first
+  std::optional<Report> baseline;        // best pure-FSDP plan, when one fits
+  double baseline_value = 0;
+  int64_t searched = 0;                  // every candidate and rejected entry
+  int64_t scored = 0;                    // scorer calls over the space
+  int64_t feasible = 0;                  // scored and fit
+  std::map<std::string, int64_t> rejected;   // reason -> count (space cuts, scorer's reasons, dominance)
+};
+
+// The general form: any scorer (tests inject one).
+PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
+                   const PlanOptions& options);
+
+// The product form: tier A over the evaluator's model, cluster and job.
+PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& options);
+
+// Reason category of an infeasible report: the text before ':' ("memory").
+std::string ReasonCategory(const std::string& infeasible_reason);
+
+// The constraints of the pure-FSDP baseline.
+ConstraintSet FsdpBaselineConstraints();
+
+}  // namespace parasim::planner

@@ -1,0 +1,257 @@
+#include "planner/search_space.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/check.h"
+#include "core/error.h"
+
+namespace parasim::planner {
+namespace {
+
+// Rejection reasons (JSON keys of "rejected"): one per rule, fixed spelling.
+constexpr const char* kReasonConstraint = "constraint";
+constexpr const char* kReasonTpLimit = "limit: tp beyond two nodes";
+constexpr const char* kReasonDegreeLimit = "limit: a degree above 32767";
+constexpr const char* kReasonHeads = "divisibility: attention heads % tp";
+constexpr const char* kReasonFfn = "divisibility: ffn hidden % tp";
+constexpr const char* kReasonLayers = "divisibility: layers % pp";
+constexpr const char* kReasonSeq = "divisibility: seq_len % (2 cp)";
+constexpr const char* kReasonBatch = "divisibility: global batch % dp";
+constexpr const char* kReasonExperts = "divisibility: experts % ep";
+constexpr const char* kReasonInterleave = "divisibility: micro-batches % pp (interleaved)";
+
+std::vector<std::string> AllOrders() {
+  std::vector<std::string> dims = {"cp", "dp", "ep", "pp", "tp"};   // sorted: next_permutation visits all
+  std::vector<std::string> out;
+  do {
+    out.push_back(StrCat(dims[0], "-", dims[1], "-", dims[2], "-", dims[3], "-", dims[4]));
+  } while (std::next_permutation(dims.begin(), dims.end()));
+  return out;
+}
+
+std::string ShardingName(ShardingMode mode, int group) {
+  return mode == ShardingMode::kHsdp ? StrCat("hsdp:", group) : std::string(parasim::ToString(mode));
+}
+
+// (mode, hsdp group) pairs of a layout with `dp` data-parallel ranks, in order.
+std::vector<std::pair<ShardingMode, int>> ShardingChoices(int dp, const SpaceOptions& options) {
+  std::vector<std::pair<ShardingMode, int>> out = {{ShardingMode::kDdp, 0}, {ShardingMode::kZero1, 0}};
+  if (options.zero2_replicated) out.push_back({ShardingMode::kZero2Replicated, 0});
+  out.push_back({ShardingMode::kZero2, 0});
+  out.push_back({ShardingMode::kZero3, 0});
+  // hsdp:G with 1 < G < dp (G = dp is zero3, G = 1 is ddp).
+  for (int64_t g : Divisors(dp)) {
+    if (g > 1 && g < dp) out.push_back({ShardingMode::kHsdp, static_cast<int>(g)});
+  }
+  return out;
+}
+
+struct ScheduleChoice {
+  PipelineSchedule schedule;
+  int vpp;
+};
+
+}  // namespace
+
+std::vector<int64_t> Divisors(int64_t n) {
+  PARASIM_CHECK(n >= 1, "Divisors of ", n);
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d == 0) {
+      small.push_back(d);
+      if (d != n / d) large.push_back(n / d);
+    }
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+const std::string& DefaultOrder() {
+  static const std::string order = ParallelConfig{}.order;
+  return order;
+}
+
+ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
+  ParallelConfig config;
+  config.dp = c.dp;
+  config.tp = c.tp;
+  config.pp = c.pp;
+  config.cp = c.cp;
+  config.ep = c.ep;
+  config.micro_batch = c.mbs;
+  config.sharding = static_cast<ShardingMode>(c.sharding);
+  config.hsdp_group = c.hsdp_group;
+  config.recompute = static_cast<RecomputeMode>(c.recompute);
+  config.sequence_parallel = c.sp;
+  config.vpp = c.vpp;
+  config.schedule = static_cast<PipelineSchedule>(c.schedule);
+  config.order = orders[c.order];
+  config.prefetch = c.prefetch;
+  return config;
+}
+
+SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
+                           const ConstraintSet& constraints, const SpaceOptions& options) {
+  if (world_size < 1) throw Error("", "gpus", StrCat("need at least one GPU, got ", world_size));
+  if (job.global_batch < 1) throw Error(job.file, "global_batch", "must be at least 1");
+  if (job.seq_len < 1) throw Error(job.file, "seq_len", "must be at least 1");
+  if (model.num_layers < 1 || model.num_attention_heads < 1) {
+    throw Error(model.source, "num_layers", "the model has no layers or heads");
+  }
+  SearchSpace space;
+
+  // Placement orders: the default, unless the user lists some (or 'any').
+  std::vector<std::string> listed = constraints.ListedWords(ConstraintKey::kOrder);
+  if (std::find(listed.begin(), listed.end(), "any") != listed.end()) {
+    space.orders = AllOrders();
+  } else if (!listed.empty()) {
+    space.orders = listed;
+  } else {
+    space.orders = {DefaultOrder()};
+  }
+  std::vector<int64_t> prefetches = {1};
+  for (const Constraint& c : constraints.terms()) {
+    if (c.key == ConstraintKey::kPrefetch && (c.op == ConstraintOp::kEq || c.op == ConstraintOp::kIn)) {
+      prefetches.assign(c.numbers.begin(), c.numbers.end());
+      std::sort(prefetches.begin(), prefetches.end());
+      prefetches.erase(std::unique(prefetches.begin(), prefetches.end()), prefetches.end());
+    }
+  }
+
+  // Default limit: two nodes' worth; a user who constrains tp chose the values.
+  const int max_tp = options.max_tp > 0                          ? options.max_tp
+                     : constraints.Mentions(ConstraintKey::kTp) ? world_size
+                                                                : 2 * gpus_per_node;
+  const int64_t heads = model.num_attention_heads;
+  const int64_t kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : heads;
+  const int64_t ffn = model.IsMoe() ? model.moe_ffn_hidden_size : model.ffn_hidden_size;
+  const int64_t layers = model.num_layers;
+
+  auto reject = [&](const char* reason) {
+    ++space.rejected[reason];
+    ++space.searched;
+  };
+  const RecomputeMode kLadder[] = {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull};
+  // Constraint verdicts of the keys whose values do not depend on the layout.
+  std::vector<char> recompute_ok(3), sp_ok(2), order_ok, prefetch_ok;
+  for (RecomputeMode rc : kLadder) {
+    recompute_ok[static_cast<int>(rc)] = constraints.Allows(ConstraintKey::kRecompute, parasim::ToString(rc));
+  }
+  sp_ok[0] = constraints.Allows(ConstraintKey::kSp, "off");
+  sp_ok[1] = constraints.Allows(ConstraintKey::kSp, "on");
+  for (const std::string& o : space.orders) order_ok.push_back(constraints.Allows(ConstraintKey::kOrder, o));
+  for (int64_t f : prefetches) prefetch_ok.push_back(constraints.Allows(ConstraintKey::kPrefetch, f));
+
+  for (int64_t tp : Divisors(world_size)) {
+    for (int64_t pp : Divisors(world_size / tp)) {
+      for (int64_t cp : Divisors(world_size / (tp * pp))) {
+        const int64_t dp = world_size / (tp * pp * cp);
+        const std::vector<int64_t> eps = model.IsMoe() ? Divisors(dp) : std::vector<int64_t>{1};
+        for (int64_t ep : eps) {
+          // Layout rules, in a fixed order: the first that fails names the reason.
+          if (tp > max_tp) { reject(kReasonTpLimit); continue; }
+          if (std::max({tp, pp, cp, ep}) > INT16_MAX) { reject(kReasonDegreeLimit); continue; }
+          if (heads % tp != 0 || kv_heads % tp != 0) { reject(kReasonHeads); continue; }
+          if (ffn > 0 && ffn % tp != 0) { reject(kReasonFfn); continue; }
+          if (layers % pp != 0) { reject(kReasonLayers); continue; }
+          if (cp > 1 && job.seq_len % (2 * cp) != 0) { reject(kReasonSeq); continue; }
+          if (job.global_batch % dp != 0) { reject(kReasonBatch); continue; }
+          if (model.IsMoe() && model.num_experts % ep != 0) { reject(kReasonExperts); continue; }
+          if (!constraints.Allows(ConstraintKey::kDp, dp) || !constraints.Allows(ConstraintKey::kTp, tp) ||
+              !constraints.Allows(ConstraintKey::kPp, pp) || !constraints.Allows(ConstraintKey::kCp, cp) ||
+              !constraints.Allows(ConstraintKey::kEp, ep)) {
+            reject(kReasonConstraint);
+            continue;
+          }
+
+          std::vector<ScheduleChoice> schedules;
+          if (pp == 1) {
+            schedules.push_back({PipelineSchedule::k1F1B, 1});
+          } else {
+            schedules.push_back({PipelineSchedule::kGpipe, 1});
+            schedules.push_back({PipelineSchedule::k1F1B, 1});
+            for (int64_t v : Divisors(layers / pp)) {
+              if (v > 1) schedules.push_back({PipelineSchedule::kInterleaved, static_cast<int>(v)});
+            }
+            if (options.zero_bubble) schedules.push_back({PipelineSchedule::kZeroBubble, 1});
+          }
+          const auto shardings = ShardingChoices(static_cast<int>(dp), options);
+          const int64_t local_batch = job.global_batch / dp;
+          const std::vector<int64_t> mbs_values = Divisors(local_batch);
+          // What the constraints allow, per value of each key of this layout.
+          std::vector<char> sharding_ok, schedule_ok, mbs_ok;
+          for (const auto& [mode, group] : shardings) {
+            sharding_ok.push_back(constraints.Allows(ConstraintKey::kSharding, ShardingName(mode, group)) &&
+                                  (mode != ShardingMode::kHsdp || constraints.Allows(ConstraintKey::kHsdpGroup, group)));
+          }
+          for (const ScheduleChoice& sc : schedules) {
+            schedule_ok.push_back(constraints.Allows(ConstraintKey::kSchedule, parasim::ToString(sc.schedule)) &&
+                                  constraints.Allows(ConstraintKey::kVpp, sc.vpp));
+          }
+          for (int64_t mbs : mbs_values) mbs_ok.push_back(constraints.Allows(ConstraintKey::kMbs, mbs));
+
+          for (size_t si = 0; si < shardings.size(); ++si) {
+            const auto [mode, group] = shardings[si];
+            for (size_t ki = 0; ki < schedules.size(); ++ki) {
+              const ScheduleChoice& sc = schedules[ki];
+              for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+                for (size_t oi = 0; oi < space.orders.size(); ++oi) {
+                  for (size_t fi = 0; fi < prefetches.size(); ++fi) {
+                    const int64_t prefetch = prefetches[fi];
+                    const bool allowed = sharding_ok[si] && schedule_ok[ki] && sp_ok[sp] && order_ok[oi] && prefetch_ok[fi];
+                    Chain chain{static_cast<uint32_t>(space.ladders.size()), 0};
+                    for (size_t mi = 0; mi < mbs_values.size(); ++mi) {
+                      const int64_t mbs = mbs_values[mi];
+                      const int64_t micro_batches = local_batch / mbs;
+                      Candidate c;
+                      c.dp = static_cast<int32_t>(dp);
+                      c.tp = static_cast<int16_t>(tp);
+                      c.pp = static_cast<int16_t>(pp);
+                      c.cp = static_cast<int16_t>(cp);
+                      c.ep = static_cast<int16_t>(ep);
+                      c.mbs = static_cast<int32_t>(mbs);
+                      c.sharding = static_cast<uint8_t>(mode);
+                      c.hsdp_group = group;
+                      c.schedule = static_cast<uint8_t>(sc.schedule);
+                      c.vpp = static_cast<int16_t>(sc.vpp);
+                      c.sp = sp == 1;
+                      c.order = static_cast<uint16_t>(oi);
+                      c.prefetch = static_cast<int16_t>(prefetch);
+                      const bool mbs_allowed = allowed && mbs_ok[mi];
+                      Ladder ladder{static_cast<uint32_t>(space.candidates.size()), 0};
+                      for (RecomputeMode rc : kLadder) {
+                        if (!mbs_allowed || !recompute_ok[static_cast<int>(rc)]) {
+                          reject(kReasonConstraint);
+                          continue;
+                        }
+                        // Interleaving needs the micro-batches to fill every stage's chunks in turn.
+                        if (sc.schedule == PipelineSchedule::kInterleaved && micro_batches % pp != 0) {
+                          reject(kReasonInterleave);
+                          continue;
+                        }
+                        c.recompute = static_cast<uint8_t>(rc);
+                        space.candidates.push_back(c);
+                        ++ladder.count;
+                        ++space.searched;
+                      }
+                      if (ladder.count > 0) {
+                        space.ladders.push_back(ladder);
+                        ++chain.count;
+                      }
+                    }
+                    if (chain.count > 0) space.chains.push_back(chain);
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  PARASIM_CHECK(space.candidates.size() < (size_t{1} << 32), "search space too large to index");
+  return space;
+}
+
+}  // namespace parasim::planner

@@ -1,0 +1,90 @@
+// The discrete-event engine: runs a finalized TaskGraph and returns when each
+// activity started and ended. Events are activity phase completions, popped in
+// (time, sequence) order; an op becomes ready when its stream predecessor and
+// its dependencies have ended, and an activity starts when all its
+// participant ops are ready (a collective waits for its last rank).
+//
+// Rates can change while an activity runs (SimGrid's actions): compute slows
+// by 1/(1+κ) while a comm kernel runs on the same rank (interference), and a
+// network activity's bandwidth part advances at its max-min share of the links
+// divided by its nominal rate (tier C). A rate change reschedules the
+// activity's completion; the old event is dropped by its version number.
+//
+//   Engine engine;
+//   const Timeline& t = engine.Run(graph, EngineOptions{});
+//   double step_s = t.makespan_s;
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "simulator/event_queue.h"
+#include "simulator/flow_solver.h"
+#include "simulator/task_graph.h"
+
+namespace parasim::simulator {
+
+struct EngineOptions {
+  // κ: a compute kernel overlapping a comm kernel on its rank runs at 1/(1+κ)
+  // of its speed (comm kernels take SMs and HBM bandwidth). κ >= 0.
+  double interference_slowdown = 0;
+  // Per-rank compute time multipliers (stragglers: 1.2 = 20% slower). Empty:
+  // all 1; otherwise one entry per rank, each > 0.
+  std::span<const double> rank_compute_slowdown;
+  // Tier C: link capacities (bytes/s) that flow sets index. Empty when the
+  // graph has no network activities.
+  std::span<const double> link_capacity_Bps;
+};
+
+struct Timeline {
+  std::vector<double> start_s;   // per activity
+  std::vector<double> end_s;     // per activity
+  double makespan_s = 0;
+  uint64_t events = 0;           // events processed (stale ones excluded)
+};
+
+class Engine {
+ public:
+  // Runs `graph` (finalized) from time 0 until nothing is left. Throws
+  // InternalError if some op can never start (a dependency cycle). The result
+  // stays valid until the next Run; buffers are reused between runs.
+  const Timeline& Run(const TaskGraph& graph, const EngineOptions& options);
+
+ private:
+  void OpReady(int32_t op);
+  void Start(int32_t act);
+  void PhaseDone(int32_t act);
+  void Complete(int32_t act);
+  void Reschedule(int32_t act, double speed);
+  double ComputeSpeed(int rank) const;
+  void CommBegins(int rank);
+  void CommEnds(int rank);
+  void SolveNetwork();
+
+  const TaskGraph* graph_ = nullptr;
+  EngineOptions options_;
+  double now_ = 0;
+  EventQueue queue_;
+  FlowSolver network_;
+  Timeline timeline_;
+
+  // Per running activity, packed: one cache line per event.
+  struct State {
+    double remaining_s;     // nominal seconds left in the current phase
+    double speed;           // nominal seconds done per second
+    double last_update_s;   // when remaining_s was last brought up to date
+    uint32_t version;       // bumped on reschedule; older events are stale
+    int32_t arrived;        // participant ops ready so far
+    int32_t flow;           // solver flow while in the network phase, else -1
+    uint8_t phase;          // 0: compute or latency part; 1: network part
+  };
+  std::vector<int32_t> unmet_;           // per op
+  std::vector<State> state_;             // per activity
+  std::vector<int32_t> flow_owner_;      // per solver flow id: activity
+  std::vector<int32_t> running_compute_; // per rank
+  std::vector<int32_t> comm_active_;     // per rank
+  int64_t completed_ = 0;
+};
+
+}  // namespace parasim::simulator

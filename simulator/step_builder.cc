@@ -1,0 +1,461 @@
+#include "simulator/step_builder.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/check.h"
+#include "core/error.h"
+#include "simulator/pipeline_schedule.h"
+
+namespace parasim::simulator {
+
+int RankStreams::For(ParallelDim dim) const {
+  switch (dim) {
+    case ParallelDim::kTp: return tp;
+    case ParallelDim::kCp: return cp;
+    case ParallelDim::kEp: return ep;
+    case ParallelDim::kDp: return dp;
+    case ParallelDim::kPp: return pp;
+  }
+  return dp;
+}
+
+namespace {
+
+// What one unit (layer, embedding, LM head) issues, sorted by role.
+struct UnitPlan {
+  const LayerWork* work = nullptr;
+  std::vector<const WorkloadCollective*> fwd_blocking;   // one entry per issue (count expanded)
+  std::vector<const WorkloadCollective*> bwd_blocking;
+  const WorkloadCollective* cp_fwd = nullptr;
+  const WorkloadCollective* cp_bwd = nullptr;
+  std::vector<const WorkloadCollective*> gathers;        // forward prefetch
+  std::vector<const WorkloadCollective*> bwd_gathers;    // zero3 / hsdp re-gather
+  std::vector<const WorkloadCollective*> reduces;        // after the unit's backward
+  std::vector<const WorkloadCollective*> step_end;
+};
+
+UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute) {
+  UnitPlan u;
+  u.work = &w;
+  for (const WorkloadCollective& c : w.collectives) {
+    PARASIM_CHECK(c.count >= 1, "collective count ", c.count);
+    if (c.dim == ParallelDim::kCp && (c.phase == CommPhase::kForward || c.phase == CommPhase::kBackward)) {
+      (c.phase == CommPhase::kForward ? u.cp_fwd : u.cp_bwd) = &c;
+      continue;
+    }
+    switch (c.phase) {
+      case CommPhase::kForward:
+        for (int i = 0; i < c.count; ++i) u.fwd_blocking.push_back(&c);
+        break;
+      case CommPhase::kBackward:
+        for (int i = 0; i < c.count; ++i) u.bwd_blocking.push_back(&c);
+        break;
+      case CommPhase::kForwardPrefetch: u.gathers.push_back(&c); break;
+      case CommPhase::kBackwardPrefetch: u.bwd_gathers.push_back(&c); break;
+      case CommPhase::kGradientReduce: u.reduces.push_back(&c); break;
+      case CommPhase::kStepEnd: u.step_end.push_back(&c); break;
+    }
+  }
+  if (recompute == RecomputeMode::kFull) {
+    // Full recomputation re-runs the forward, blocking collectives included.
+    std::vector<const WorkloadCollective*> again = u.fwd_blocking;
+    again.insert(again.end(), u.bwd_blocking.begin(), u.bwd_blocking.end());
+    u.bwd_blocking = std::move(again);
+  }
+  return u;
+}
+
+using LaneOps = std::vector<int32_t>;
+
+class Builder {
+ public:
+  Builder(const StepWorkload& wl, StepGraph& out, CollectiveFactory& factory)
+      : wl_(wl), out_(out), g_(out.graph), factory_(factory) {}
+
+  void Build();
+
+ private:
+  int lanes(int s) const { return static_cast<int>(out_.stages[s].ranks.size()); }
+  int32_t AddCompute(int s, WorkKind kind, double seconds, ActivitySpec spec);
+  LaneOps AddColl(int s, const WorkloadCollective& c, ActivitySpec spec);
+  void DependOn(int s, const LaneOps& before, int32_t after_base);
+  void DependOnBase(int s, int32_t before_base, const LaneOps& after);
+  void DependOnPending(int s, const LaneOps& after);
+
+  void ForwardPass(int s, int mb, int chunk);
+  void BackwardPass(int s, int mb, int chunk, bool zero_bubble);
+  void WeightPass(int s, int mb, int chunk);
+  void UnitCompute(int s, const UnitPlan& u, bool forward, double total_s, double matmul_s, int mb,
+                   const std::string& what);
+  void CpBlocks(int s, const WorkloadCollective& ring, double piece_s, ActivitySpec spec);
+  void Reductions(int s, const UnitPlan& u, int mb);
+  void StepEnd(int s);
+  ActivitySpec Label(const UnitPlan& u, const std::string& what, int mb, int chunk);
+
+  const StepWorkload& wl_;
+  StepGraph& out_;
+  TaskGraph& g_;
+  CollectiveFactory& factory_;
+  int m_ = 1, v_ = 1, p_ = 1;
+
+  std::vector<std::vector<UnitPlan>> units_;                 // per stage, forward order
+  std::vector<std::vector<std::vector<int>>> chunk_units_;   // per stage, per chunk: unit indices
+  std::vector<int32_t> last_compute_;                        // per stage: base op id, -1 none
+  std::vector<LaneOps> last_dp_;                             // per stage
+  std::vector<std::vector<LaneOps>> pending_;                // per stage: the next compute waits for these
+  int32_t first_compute_in_pass_ = -1;
+  std::vector<int> stream_scratch_;
+
+  // Per stage, per pass key: first and last compute op (base) and the send (base, -1 none).
+  std::vector<std::vector<int32_t>> pass_first_, pass_last_, pass_send_;
+  int Key(PassKind k, int mb, int chunk) const { return (static_cast<int>(k) * m_ + mb) * v_ + chunk; }
+};
+
+ActivitySpec Builder::Label(const UnitPlan& u, const std::string& what, int mb, int chunk) {
+  ActivitySpec spec;
+  const LayerWork& w = *u.work;
+  spec.name = g_.InternName(w.layer_index >= 0 ? what : w.name + " " + what);
+  spec.layer = w.layer_index;
+  spec.micro_batch = mb;
+  spec.chunk = v_ > 1 ? chunk : -1;
+  return spec;
+}
+
+int32_t Builder::AddCompute(int s, WorkKind kind, double seconds, ActivitySpec spec) {
+  spec.kind = kind;
+  spec.duration_s = std::max(0.0, seconds);
+  const StageLanes& st = out_.stages[s];
+  int32_t base = -1;
+  for (int lane = 0; lane < lanes(s); ++lane) {
+    int32_t op = g_.AddOp(out_.streams[st.ranks[lane]].compute, spec);
+    if (lane == 0) base = op;
+  }
+  for (const LaneOps& before : pending_[s]) DependOn(s, before, base);
+  pending_[s].clear();
+  last_compute_[s] = base;
+  if (first_compute_in_pass_ < 0) first_compute_in_pass_ = base;
+  return base;
+}
+
+LaneOps Builder::AddColl(int s, const WorkloadCollective& c, ActivitySpec spec) {
+  spec.kind = WorkKind::kComm;
+  spec.bytes = c.size.si();
+  spec.dim = static_cast<int8_t>(c.dim);
+  spec.name = g_.InternName(c.what.empty() ? ToString(c.op) : c.what);
+  const StageLanes& st = out_.stages[s];
+  stream_scratch_.resize(lanes(s));
+  for (int lane = 0; lane < lanes(s); ++lane) stream_scratch_[lane] = out_.streams[st.ranks[lane]].For(c.dim);
+  LaneOps ops(lanes(s), -1);
+  factory_.AddCollective(g_, s, st, c, spec, stream_scratch_, ops);
+  if (c.dim == ParallelDim::kDp) last_dp_[s] = ops;
+  return ops;
+}
+
+void Builder::DependOn(int s, const LaneOps& before, int32_t after_base) {
+  for (int lane = 0; lane < lanes(s); ++lane) g_.AddDependency(before[lane], after_base + lane);
+}
+
+void Builder::DependOnBase(int s, int32_t before_base, const LaneOps& after) {
+  if (before_base < 0) return;
+  for (int lane = 0; lane < lanes(s); ++lane) g_.AddDependency(before_base + lane, after[lane]);
+}
+
+void Builder::DependOnPending(int s, const LaneOps& after) {
+  for (const LaneOps& before : pending_[s]) {
+    for (int lane = 0; lane < lanes(s); ++lane) g_.AddDependency(before[lane], after[lane]);
+  }
+}
+
+// Attention blocks with ring steps beside them: step k is issued when block k
+// starts and block k+1 waits for it, so the layer takes
+// blocks·block + steps·max(0, t_step − block) (tier A's CP rule).
+void Builder::CpBlocks(int s, const WorkloadCollective& ring, double piece_s, ActivitySpec spec) {
+  const int steps = ring.count;
+  const double block = piece_s / (steps + 1);
+  WorkloadCollective one = ring;
+  one.count = 1;
+  LaneOps prev;
+  for (int b = 0; b <= steps; ++b) {
+    LaneOps step;
+    if (b < steps) {
+      step = AddColl(s, one, spec);
+      DependOnBase(s, last_compute_[s], step);
+    }
+    if (!prev.empty()) pending_[s].push_back(prev);
+    AddCompute(s, WorkKind::kMatmul, block, spec);
+    prev = std::move(step);
+  }
+}
+
+void Builder::UnitCompute(int s, const UnitPlan& u, bool forward, double total_s, double matmul_s, int mb,
+                          const std::string& what) {
+  const int chunk = u.work->chunk;
+  ActivitySpec spec = Label(u, what, mb, chunk);
+  const auto& blocking = forward ? u.fwd_blocking : u.bwd_blocking;
+  const WorkloadCollective* ring = forward ? u.cp_fwd : u.cp_bwd;
+  const double memory_s = std::max(0.0, total_s - matmul_s);
+  const int pieces = std::max<int>(1, static_cast<int>(blocking.size()));
+  // Memory-bound kernels (norms, activations, rotary, residuals) first, then
+  // the GEMM pieces, each followed by its blocking collective.
+  if (memory_s > 0 || (matmul_s <= 0 && blocking.empty() && !ring)) {
+    AddCompute(s, WorkKind::kMemory, memory_s, spec);
+  }
+  for (int i = 0; i < pieces; ++i) {
+    const double piece = matmul_s / pieces;
+    if (i == 0 && ring) {
+      CpBlocks(s, *ring, piece, spec);
+    } else if (piece > 0 || i < static_cast<int>(blocking.size())) {
+      AddCompute(s, WorkKind::kMatmul, piece, spec);
+    }
+    if (i < static_cast<int>(blocking.size())) {
+      LaneOps c = AddColl(s, *blocking[i], Label(u, what, mb, chunk));
+      DependOnBase(s, last_compute_[s], c);
+      DependOnPending(s, c);
+      pending_[s].clear();
+      pending_[s].push_back(std::move(c));
+    }
+  }
+}
+
+void Builder::Reductions(int s, const UnitPlan& u, int mb) {
+  for (const WorkloadCollective* r : u.reduces) {
+    if (!r->every_micro_batch && mb != m_ - 1) continue;
+    LaneOps c = AddColl(s, *r, Label(u, "reduce", mb, u.work->chunk));
+    DependOnBase(s, last_compute_[s], c);
+    DependOnPending(s, c);
+  }
+}
+
+void Builder::ForwardPass(int s, int mb, int chunk) {
+  const std::vector<int>& order = chunk_units_[s][chunk];
+  const int n = static_cast<int>(order.size());
+  const int depth = std::max(0, wl_.prefetch_depth);
+  std::vector<LaneOps> gathered(n);
+  auto issue = [&](int i) {
+    const UnitPlan& u = units_[s][order[i]];
+    for (const WorkloadCollective* c : u.gathers) {
+      if (!c->every_micro_batch && mb != 0) continue;
+      LaneOps ops = AddColl(s, *c, Label(u, "gather", mb, chunk));
+      DependOnBase(s, last_compute_[s], ops);
+      gathered[i] = std::move(ops);
+    }
+  };
+  for (int j = 0; j < n; ++j) {
+    // FSDP issues unit i's AllGather when unit i − depth starts (the first
+    // depth + 1 at the pass start), on the DP stream in order.
+    if (j == 0) {
+      for (int i = 0; i <= std::min(depth, n - 1); ++i) issue(i);
+    } else if (j + depth < n) {
+      issue(j + depth);
+    }
+    const UnitPlan& u = units_[s][order[j]];
+    if (!gathered[j].empty()) pending_[s].push_back(gathered[j]);
+    UnitCompute(s, u, /*forward=*/true, u.work->forward_time.si(), u.work->forward_matmul_time.si(), mb, "fwd");
+  }
+}
+
+void Builder::BackwardPass(int s, int mb, int chunk, bool zero_bubble) {
+  const std::vector<int>& order = chunk_units_[s][chunk];
+  const int n = static_cast<int>(order.size());
+  std::vector<LaneOps> gathered(n);
+  auto issue = [&](int k) {   // k-th unit in backward order
+    const UnitPlan& u = units_[s][order[n - 1 - k]];
+    for (const WorkloadCollective* c : u.bwd_gathers) {
+      LaneOps ops = AddColl(s, *c, Label(u, "regather", mb, chunk));
+      DependOnBase(s, last_compute_[s], ops);
+      gathered[k] = std::move(ops);
+    }
+  };
+  for (int k = 0; k < n; ++k) {
+    // zero3: the re-gather of the next unit is issued when this one starts
+    // and shares the DP stream with the reductions.
+    if (k == 0) issue(0);
+    if (k + 1 < n) issue(k + 1);
+    const UnitPlan& u = units_[s][order[n - 1 - k]];
+    if (!gathered[k].empty()) pending_[s].push_back(gathered[k]);
+    double total = u.work->backward_time.si(), matmul = u.work->backward_matmul_time.si();
+    if (zero_bubble) {
+      // ZB: B keeps the input-gradient GEMMs (half the backward GEMMs: dX and
+      // dW are GEMMs of equal size) and everything else; W runs later.
+      total -= 0.5 * matmul;
+      matmul *= 0.5;
+    }
+    UnitCompute(s, u, /*forward=*/false, total, matmul, mb, "bwd");
+    if (!zero_bubble) Reductions(s, u, mb);
+  }
+}
+
+void Builder::WeightPass(int s, int mb, int chunk) {
+  const std::vector<int>& order = chunk_units_[s][chunk];
+  for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k) {
+    const UnitPlan& u = units_[s][order[k]];
+    AddCompute(s, WorkKind::kMatmul, 0.5 * u.work->backward_matmul_time.si(), Label(u, "wgrad", mb, chunk));
+    Reductions(s, u, mb);
+  }
+}
+
+void Builder::StepEnd(int s) {
+  std::vector<const WorkloadCollective*> before, after;
+  const UnitPlan* owner = nullptr;
+  for (const UnitPlan& u : units_[s]) {
+    for (const WorkloadCollective* c : u.step_end) {
+      (c->op == CollectiveOp::kAllGather ? after : before).push_back(c);
+      owner = &u;
+    }
+  }
+  ActivitySpec spec;
+  spec.name = g_.InternName("optimizer");
+  for (const WorkloadCollective* c : before) {
+    LaneOps ops = AddColl(s, *c, Label(*owner, "step_end", -1, 0));
+    DependOnBase(s, last_compute_[s], ops);
+    DependOnPending(s, ops);
+    pending_[s].push_back(ops);
+  }
+  // The optimizer updates once every gradient is reduced (the DP stream is in order).
+  if (!last_dp_[s].empty()) pending_[s].push_back(last_dp_[s]);
+  AddCompute(s, WorkKind::kMemory, wl_.stages[s].optimizer_time.si(), spec);
+  for (const WorkloadCollective* c : after) {
+    LaneOps ops = AddColl(s, *c, Label(*owner, "step_end", -1, 0));
+    DependOnBase(s, last_compute_[s], ops);
+  }
+}
+
+void Builder::Build() {
+  p_ = static_cast<int>(wl_.stages.size());
+  m_ = std::max(1, wl_.num_micro_batches);
+  v_ = wl_.schedule == PipelineSchedule::kInterleaved ? std::max(1, wl_.virtual_stages) : 1;
+  PARASIM_CHECK(p_ >= 1 && static_cast<int>(out_.stages.size()) == p_, "one lane set per stage");
+  units_.assign(p_, {});
+  chunk_units_.assign(p_, std::vector<std::vector<int>>(v_));
+  for (int s = 0; s < p_; ++s) {
+    PARASIM_CHECK(lanes(s) == lanes(0), "every stage needs the same number of lanes");
+    const auto& layers = wl_.stages[s].layers;
+    for (size_t i = 0; i < layers.size(); ++i) {
+      units_[s].push_back(PlanUnit(layers[i], wl_.config.recompute));
+      const int chunk = std::clamp(layers[i].chunk, 0, v_ - 1);
+      chunk_units_[s][chunk].push_back(static_cast<int>(i));
+    }
+  }
+  last_compute_.assign(p_, -1);
+  last_dp_.assign(p_, {});
+  pending_.assign(p_, {});
+  const int keys = 3 * m_ * v_;
+  pass_first_.assign(p_, std::vector<int32_t>(keys, -1));
+  pass_last_ = pass_first_;
+  pass_send_ = pass_first_;
+  const auto orders = BuildPipelineOrder(wl_.schedule, p_, m_, v_);
+  const bool zero_bubble = wl_.schedule == PipelineSchedule::kZeroBubble;
+
+  for (int s = 0; s < p_; ++s) {
+    std::vector<int> pp_streams(lanes(s));
+    for (int lane = 0; lane < lanes(s); ++lane) pp_streams[lane] = out_.streams[out_.stages[s].ranks[lane]].pp;
+    for (const PipelinePass& pass : orders[s]) {
+      first_compute_in_pass_ = -1;
+      switch (pass.kind) {
+        case PassKind::kForward: ForwardPass(s, pass.micro_batch, pass.chunk); break;
+        case PassKind::kBackward: BackwardPass(s, pass.micro_batch, pass.chunk, zero_bubble); break;
+        case PassKind::kWeightGrad: WeightPass(s, pass.micro_batch, pass.chunk); break;
+      }
+      const int key = Key(pass.kind, pass.micro_batch, pass.chunk);
+      pass_first_[s][key] = first_compute_in_pass_;
+      pass_last_[s][key] = last_compute_[s];
+      // Activations go downstream after a forward, gradients upstream after a backward.
+      int to = -1;
+      if (pass.kind == PassKind::kForward) {
+        to = s < p_ - 1 ? s + 1 : (pass.chunk < v_ - 1 ? 0 : -1);
+      } else if (pass.kind == PassKind::kBackward) {
+        to = s > 0 ? s - 1 : (pass.chunk > 0 ? p_ - 1 : -1);
+      }
+      if (to >= 0 && to != s) {
+        ActivitySpec spec;
+        spec.name = g_.InternName(pass.kind == PassKind::kForward ? "send_activation" : "send_gradient");
+        spec.micro_batch = pass.micro_batch;
+        spec.chunk = v_ > 1 ? pass.chunk : -1;
+        spec.bytes = wl_.stages[s].pp_send_bytes.si();
+        spec.dim = static_cast<int8_t>(ParallelDim::kPp);
+        int32_t send = factory_.AddSend(g_, s, to, out_.stages[s], pp_streams, wl_.stages[s].pp_send_time.si(), spec);
+        LaneOps send_ops(lanes(s));
+        for (int lane = 0; lane < lanes(s); ++lane) send_ops[lane] = send + lane;
+        DependOnBase(s, last_compute_[s], send_ops);
+        DependOnPending(s, send_ops);
+        pass_send_[s][key] = send;
+      }
+    }
+    StepEnd(s);
+  }
+  // Each pass waits for its input from the neighbouring stage.
+  for (int s = 0; s < p_; ++s) {
+    for (const PipelinePass& pass : orders[s]) {
+      UpstreamPass up = PassUpstream(s, pass, p_, v_);
+      if (!up.has_upstream || up.stage == s) continue;
+      int32_t send = pass_send_[up.stage][Key(up.pass.kind, up.pass.micro_batch, up.pass.chunk)];
+      int32_t first = pass_first_[s][Key(pass.kind, pass.micro_batch, pass.chunk)];
+      PARASIM_CHECK(send >= 0 && first >= 0, "pipeline pass without its transfer");
+      for (int lane = 0; lane < lanes(s); ++lane) g_.AddDependency(send + lane, first + lane);
+    }
+  }
+}
+
+}  // namespace
+
+StepGraph BuildStepGraph(const StepWorkload& workload, const std::vector<std::vector<int>>& stage_gpus,
+                         double weight, CollectiveFactory& factory) {
+  StepGraph out;
+  BuildStepGraphInto(workload, stage_gpus, weight, factory, out);
+  return out;
+}
+
+void BuildStepGraphInto(const StepWorkload& workload, const std::vector<std::vector<int>>& stage_gpus,
+                        double weight, CollectiveFactory& factory, StepGraph& out) {
+  PARASIM_CHECK(stage_gpus.size() == workload.stages.size(), "lanes for every stage");
+  PARASIM_CHECK(weight >= 1, "weight");
+  out.graph.Clear();
+  out.rank_stage.clear();
+  out.rank_gpu.clear();
+  out.rank_weight.clear();
+  out.stages.clear();
+  out.streams.clear();
+  out.world = workload.world_size;
+  out.interference_slowdown = std::max(0.0, workload.comm_interference - 1.0);
+  for (size_t s = 0; s < stage_gpus.size(); ++s) {
+    StageLanes lanes;
+    for (int gpu : stage_gpus[s]) {
+      std::string name = weight > 1 ? StrCat("stage ", s, " (GPU ", gpu, " and ", weight - 1, " like it)")
+                                    : StrCat("GPU ", gpu, " (stage ", s, ")");
+      int rank = out.graph.AddRank(std::move(name));
+      RankStreams st;
+      st.compute = out.graph.AddStream(rank, StreamKind::kCompute);
+      st.tp = out.graph.AddStream(rank, StreamKind::kTp);
+      st.cp = out.graph.AddStream(rank, StreamKind::kCp);
+      st.ep = out.graph.AddStream(rank, StreamKind::kEp);
+      st.dp = out.graph.AddStream(rank, StreamKind::kDp);
+      st.pp = out.graph.AddStream(rank, StreamKind::kPp);
+      out.streams.push_back(st);
+      out.rank_stage.push_back(static_cast<int>(s));
+      out.rank_gpu.push_back(gpu);
+      out.rank_weight.push_back(weight);
+      lanes.ranks.push_back(rank);
+      lanes.gpus.push_back(gpu);
+    }
+    out.stages.push_back(std::move(lanes));
+  }
+  // Reserve what the step will hold: per unit and micro-batch, forward and
+  // backward each take a memory op, a GEMM piece and a collective per
+  // blocking issue, CP blocks and ring steps, gathers and reductions.
+  int64_t per_mb = 4;
+  for (const StageWork& st : workload.stages) {
+    for (const LayerWork& w : st.layers) {
+      per_mb += 6;
+      for (const WorkloadCollective& c : w.collectives) per_mb += 2 * (c.count + 1);
+    }
+  }
+  const int64_t lanes = static_cast<int64_t>(stage_gpus.empty() ? 1 : stage_gpus[0].size());
+  const int64_t ops = per_mb * std::max(1, workload.num_micro_batches) * lanes + 64;
+  out.graph.Reserve(ops, ops, 2 * ops);
+  Builder builder(workload, out, factory);
+  builder.Build();
+  out.graph.Finalize();
+}
+
+}  // namespace parasim::simulator

@@ -1,0 +1,82 @@
+// Tier C's collectives: every rank of a group takes part in one group op (it
+// starts when the last member is ready); its time splits into a latency part
+// (fixed) and a bandwidth part that runs as one max-min variable over the
+// links of the group's ring on the topology graph (a ring's hops move in
+// lock step, so one pipelined flow per hop, coupled: SimGrid-style element
+// weights count hops per link). The bandwidth part's nominal time is the
+// workload's; the engine stretches it by nominal rate / actual rate, where
+// the nominal rate is the variable's max-min rate with every symmetric group
+// of the same kind running at once (the scenario the collective model
+// prices). So tiers B and C agree when nothing else contends, and TP, DP, PP
+// and background traffic slow each other where they share links.
+//
+// Symmetric work is aggregated (DESIGN.md §3 tier C): a TP group runs its
+// blocking collectives in lock step, so it is one lane, standing for its tp
+// GPUs (a straggler in it slows the lane); the tp identical copies of every
+// other collective (DP, CP, EP, PP, one per TP rank) run at once and are one
+// variable over the union of their rings.
+#pragma once
+
+#include <map>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "core/cluster_spec.h"
+#include "cost_model/workload.h"
+#include "simulator/simulate.h"
+#include "simulator/step_builder.h"
+#include "topology/placement.h"
+#include "topology/topology.h"
+
+namespace parasim::simulator {
+
+class FlowCollectives : public CollectiveFactory {
+ public:
+  // Throws parasim::Error when the cluster cannot be built as a graph.
+  FlowCollectives(const StepWorkload& workload, const ClusterSpec& cluster,
+                  std::span<const BackgroundLoad> background);
+
+  // GPUs that get a lane: the first GPU of each TP group.
+  static std::vector<int> LaneGpus(const ParallelConfig& config, int world);
+  // The TP group (GPUs) of each lane GPU.
+  const std::vector<int>& TpGroupOf(int lane_gpu) const;
+
+  // Link capacities for the engine: the topology's, less background load.
+  const std::vector<double>& link_capacity_Bps() const { return capacity_Bps_; }
+
+  void AddCollective(TaskGraph& graph, int stage, const StageLanes& lanes, const WorkloadCollective& coll,
+                     const ActivitySpec& spec, std::span<const int> streams, std::vector<int32_t>& lane_ops) override;
+  int32_t AddSend(TaskGraph& graph, int from_stage, int to_stage, const StageLanes& from_lanes,
+                  std::span<const int> streams, double seconds, const ActivitySpec& spec) override;
+
+ private:
+  // Every group of one (dimension, sub-group): members, and per group the
+  // flow set of its ring (added to the graph once, reused by every issue).
+  struct GroupSet {
+    std::vector<std::vector<int>> members;
+    std::vector<int> group_of_gpu;
+    std::vector<int32_t> flow_set;     // per group, -1 until added
+  };
+  GroupSet& Groups(ParallelDim dim, SubGroup sub, bool all_to_all);
+  void AddRingFlowSets(TaskGraph& graph, GroupSet& set, bool all_to_all, bool tp_dim);
+  void AppendPattern(const std::vector<int>& members, bool all_to_all, std::vector<LinkUse>& out) const;
+  double LatencyFraction(const WorkloadCollective& coll);
+  void AppendRoute(int from_gpu, int to_gpu, std::vector<LinkUse>& out) const;
+
+  const StepWorkload& workload_;
+  const ClusterSpec& cluster_;
+  Topology topology_;
+  Placement placement_;
+  Placement weight_placement_;   // dp groups of dense weights span dp·cp ranks (WeightGroupConfig)
+  std::vector<double> capacity_Bps_;
+  std::map<std::tuple<int, int, int, int>, GroupSet> groups_;   // (dim, sub.size, sub.stride, all-to-all)
+  std::map<std::tuple<int, int, int>, double> latency_fraction_;
+  std::map<std::pair<int, int>, std::vector<int32_t>> send_flow_sets_;   // (from, to stage) -> per lane
+  std::vector<int> lane_of_gpu_;
+  std::vector<int> member_lanes_;   // scratch
+  std::vector<std::vector<int>> tp_groups_;
+  std::vector<int> tp_group_of_gpu_;
+};
+
+}  // namespace parasim::simulator

@@ -1,0 +1,70 @@
+#include <nlohmann/json.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "planner/launch_flags.h"
+#include "test_specs.h"
+
+using namespace parasim;
+using namespace parasim::planner;
+using parasim::planner::testing::Job;
+using parasim::planner::testing::TinyModel;
+using Catch::Contains;
+
+TEST_CASE("planner: megatron flags carry the plan", "[planner]") {
+  const ModelSpec model = TinyModel(32, 32, 11008);
+  const JobSpec job = Job(512, 4096);
+  const ParallelConfig c = ParseParallelConfig(
+      "dp=32,tp=2,pp=4,cp=1,mbs=1,sharding=zero1,recompute=selective,sp=on,vpp=2,schedule=interleaved");
+  const LaunchFlags f = EmitLaunchFlags(Framework::kMegatron, c, model, job);
+  CHECK_THAT(f.text, Contains("--tensor-model-parallel-size 2"));
+  CHECK_THAT(f.text, Contains("--pipeline-model-parallel-size 4"));
+  CHECK_THAT(f.text, Contains("--context-parallel-size 1"));
+  CHECK_THAT(f.text, Contains("--sequence-parallel"));
+  CHECK_THAT(f.text, Contains("--num-layers-per-virtual-pipeline-stage 4"));   // 32 / (4·2)
+  CHECK_THAT(f.text, Contains("--micro-batch-size 1"));
+  CHECK_THAT(f.text, Contains("--global-batch-size 512"));
+  CHECK_THAT(f.text, Contains("--seq-length 4096"));
+  CHECK_THAT(f.text, Contains("--recompute-granularity selective"));
+  CHECK_THAT(f.text, Contains("--use-distributed-optimizer"));
+  CHECK_THAT(f.text, !Contains("--use-custom-fsdp"));
+
+  const ParallelConfig fsdp = ParseParallelConfig("dp=256,tp=1,pp=1,mbs=2,sharding=zero3,recompute=full");
+  const LaunchFlags g = EmitLaunchFlags(Framework::kMegatron, fsdp, model, job);
+  CHECK_THAT(g.text, Contains("--data-parallel-sharding-strategy optim_grads_params"));
+  CHECK_THAT(g.text, Contains("--recompute-granularity full"));
+  CHECK_THAT(g.text, !Contains("--sequence-parallel"));
+}
+
+TEST_CASE("planner: torchtitan TOML carries the plan", "[planner]") {
+  const ModelSpec model = TinyModel(32, 32, 11008);
+  const JobSpec job = Job(512, 4096);
+  const LaunchFlags f = EmitLaunchFlags(
+      Framework::kTorchtitan, ParseParallelConfig("dp=64,tp=4,pp=1,cp=1,mbs=2,sharding=hsdp:8,sp=on"), model, job);
+  CHECK_THAT(f.text, Contains("[parallelism]"));
+  CHECK_THAT(f.text, Contains("data_parallel_replicate_degree = 8"));
+  CHECK_THAT(f.text, Contains("data_parallel_shard_degree = 8"));
+  CHECK_THAT(f.text, Contains("tensor_parallel_degree = 4"));
+  CHECK_THAT(f.text, Contains("local_batch_size = 2"));
+  CHECK_THAT(f.text, Contains("global_batch_size = 512"));
+  CHECK_THAT(f.text, Contains("mode = \"none\""));
+  const LaunchFlags z2 =
+      EmitLaunchFlags(Framework::kTorchtitan, ParseParallelConfig("dp=256,mbs=2,sharding=zero2"), model, job);
+  CHECK_THAT(z2.text, Contains("fsdp_reshard_after_forward = \"never\""));
+  CHECK_THAT(z2.text, Contains("data_parallel_shard_degree = 256"));
+}
+
+TEST_CASE("planner: deepspeed config is valid JSON with the plan", "[planner]") {
+  const ModelSpec model = TinyModel(32, 32, 11008);
+  const JobSpec job = Job(512, 4096);
+  const LaunchFlags f = EmitLaunchFlags(
+      Framework::kDeepSpeed, ParseParallelConfig("dp=128,tp=2,pp=1,mbs=2,sharding=zero2-replicated,sp=on"), model, job);
+  const auto j = nlohmann::json::parse(f.text);
+  CHECK(j.at("train_batch_size") == 512);
+  CHECK(j.at("train_micro_batch_size_per_gpu") == 2);
+  CHECK(j.at("gradient_accumulation_steps") == 2);   // 512 / (128 · 2)
+  CHECK(j.at("zero_optimization").at("stage") == 2);
+  REQUIRE(!f.notes.empty());
+  CHECK_THAT(f.notes.back(), Contains("--tensor-model-parallel-size 2"));
+  CHECK_THROWS_WITH(ParseFramework("jax"), Contains("jax"));
+}

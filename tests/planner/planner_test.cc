@@ -1,0 +1,188 @@
+#include <catch2/catch.hpp>
+
+#include "fake_scorer.h"
+#include "planner/planner.h"
+#include "test_specs.h"
+
+using namespace parasim;
+using namespace parasim::planner;
+using parasim::planner::testing::FakeScorer;
+using parasim::planner::testing::Job;
+using parasim::planner::testing::TinyModel;
+
+namespace {
+
+struct Setup {
+  ModelSpec model = TinyModel(8, 16, 256);
+  JobSpec job = Job(64, 64);
+  int gpus = 32;
+  int gpus_per_node = 8;
+  FakeScorer fake{Job(64, 64)};
+  Scorer scorer() const {
+    return [f = fake](const ParallelConfig& c) { return f(c); };
+  }
+  PlanResult Run(PlanOptions o) const { return RunPlan(model, job, gpus, gpus_per_node, scorer(), o); }
+};
+
+// Everything a plan prints, as one string, to compare runs exactly.
+std::string Fingerprint(const PlanResult& r) {
+  std::string s = StrCat("searched=", r.searched, " scored=", r.scored, " feasible=", r.feasible, "\n");
+  for (const auto& [reason, n] : r.rejected) s += StrCat(reason, "=", n, "\n");
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    s += StrCat(r.plans[i].config.ToString(), " ", r.plan_values[i], " ", r.plans[i].tokens_per_s, "\n");
+  }
+  for (const Report& p : r.pareto) s += StrCat("pareto ", p.config.ToString(), "\n");
+  if (r.baseline) s += StrCat("baseline ", r.baseline->config.ToString(), "\n");
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("planner: counts add up and every rejection has a reason", "[planner]") {
+  Setup s;
+  s.fake.memory_limit_gb = 30;   // some configs do not fit
+  const PlanResult r = s.Run(PlanOptions{});
+  int64_t rejected = 0;
+  for (const auto& [reason, n] : r.rejected) rejected += n;
+  CHECK(r.searched == r.feasible + rejected);
+  CHECK(r.rejected.at("memory") > 0);
+  CHECK(r.rejected.at("dominance: recompute not needed") > 0);
+  CHECK(r.feasible > 0);
+  CHECK(r.plans.size() == 16);
+  CHECK(r.plans.size() == r.plan_values.size());
+  for (const Report& p : r.plans) CHECK(p.feasible);
+  // Ranked best first by the objective (tokens per joule by default).
+  for (size_t i = 1; i < r.plan_values.size(); ++i) CHECK(r.plan_values[i - 1] >= r.plan_values[i]);
+}
+
+TEST_CASE("planner: same output for any thread count", "[planner]") {
+  Setup s;
+  s.fake.memory_limit_gb = 30;
+  PlanOptions o;
+  o.threads = 1;
+  const std::string one = Fingerprint(s.Run(o));
+  for (int threads : {2, 3, 8}) {
+    o.threads = threads;
+    CHECK(Fingerprint(s.Run(o)) == one);
+  }
+}
+
+TEST_CASE("planner: recomputation only where memory requires it", "[planner]") {
+  Setup s;
+  s.fake.memory_limit_gb = 1e9;   // everything fits: no plan recomputes
+  PlanOptions o;
+  o.top_k = 1000;
+  const PlanResult r = s.Run(o);
+  for (const Report& p : r.plans) CHECK(p.config.recompute == RecomputeMode::kNone);
+  CHECK(r.rejected.at("dominance: recompute not needed") == 2 * r.feasible);
+
+  // Tight memory: the configs that fit only with recomputation come with it.
+  s.fake.memory_limit_gb = 16;
+  const PlanResult tight = s.Run(o);
+  bool some_recompute = false;
+  for (const Report& p : tight.plans) some_recompute = some_recompute || p.config.recompute != RecomputeMode::kNone;
+  CHECK(some_recompute);
+
+  // Without dominance every ladder rung is scored.
+  o.recompute_dominance = false;
+  const PlanResult all = s.Run(o);
+  CHECK(all.rejected.count("dominance: recompute not needed") == 0);
+  CHECK(all.scored > r.scored);
+}
+
+TEST_CASE("planner: objectives pick different winners where they should", "[planner]") {
+  Setup s;
+  PlanOptions o;
+  o.objective.objective = Objective::kThroughput;
+  const PlanResult fast = s.Run(o);
+  o.objective.objective = Objective::kTokensPerJoule;
+  const PlanResult frugal = s.Run(o);
+  REQUIRE(!fast.plans.empty());
+  REQUIRE(!frugal.plans.empty());
+  // The fake scorer charges TP in power: the fastest plan is not the most frugal.
+  CHECK(fast.plans[0].config.ToString() != frugal.plans[0].config.ToString());
+  CHECK(fast.plans[0].tokens_per_s >= frugal.plans[0].tokens_per_s);
+  CHECK(frugal.plans[0].tokens_per_joule >= fast.plans[0].tokens_per_joule);
+
+  o.objective.objective = Objective::kExposedComm;
+  const PlanResult quiet = s.Run(o);
+  for (const Report& p : fast.plans) CHECK(quiet.plans[0].exposed_comm_fraction <= p.exposed_comm_fraction);
+
+  // Time to train ranks as throughput does; its value is tokens / throughput.
+  o.objective.objective = Objective::kTimeToTrain;
+  o.objective.tokens = 1e12;
+  const PlanResult ttt = s.Run(o);
+  CHECK(ttt.plans[0].config.ToString() == fast.plans[0].config.ToString());
+  CHECK_THAT(ttt.plan_values[0], Catch::Matchers::WithinRel(1e12 / fast.plans[0].tokens_per_s, 1e-12));
+
+  // Cost with only a GPU price ranks as throughput; with only energy, as tokens/J.
+  o.objective.objective = Objective::kCost;
+  o.objective.tokens = 0;
+  o.objective.gpu_hour_price = 2.0;
+  CHECK(s.Run(o).plans[0].config.ToString() == fast.plans[0].config.ToString());
+  o.objective.gpu_hour_price = 0;
+  o.objective.energy_price = 0.1;
+  CHECK(s.Run(o).plans[0].config.ToString() == frugal.plans[0].config.ToString());
+}
+
+TEST_CASE("planner: objectives that lack an input are refused", "[planner]") {
+  Setup s;
+  PlanOptions o;
+  o.objective.objective = Objective::kCost;
+  CHECK_THROWS_WITH(s.Run(o), Catch::Contains("price"));
+  o.objective.objective = Objective::kTimeToTrain;
+  CHECK_THROWS_WITH(s.Run(o), Catch::Contains("--tokens"));
+  CHECK_THROWS_WITH(ParseObjective("speed"), Catch::Contains("speed"));
+}
+
+TEST_CASE("planner: constraints shape the plans", "[planner]") {
+  Setup s;
+  PlanOptions o;
+  o.constraints = ConstraintSet::Parse("tp=2,pp<=2,sharding=zero2,recompute=none");
+  o.top_k = 100;
+  const PlanResult r = s.Run(o);
+  REQUIRE(!r.plans.empty());
+  for (const Report& p : r.plans) {
+    CHECK(p.config.tp == 2);
+    CHECK(p.config.pp <= 2);
+    CHECK(p.config.sharding == ShardingMode::kZero2);
+    CHECK(p.config.recompute == RecomputeMode::kNone);
+  }
+  CHECK(r.rejected.at("constraint") > 0);
+}
+
+TEST_CASE("planner: the baseline is the best pure-FSDP plan", "[planner]") {
+  Setup s;
+  const PlanResult r = s.Run(PlanOptions{});
+  REQUIRE(r.baseline.has_value());
+  CHECK(r.baseline->config.tp == 1);
+  CHECK(r.baseline->config.pp == 1);
+  CHECK(r.baseline->config.cp == 1);
+  CHECK(r.baseline->config.sharding == ShardingMode::kZero2);
+  CHECK(r.plan_values[0] >= r.baseline_value);
+}
+
+TEST_CASE("planner: pareto front of a plan is mutually non-dominated", "[planner]") {
+  Setup s;
+  const PlanResult r = s.Run(PlanOptions{});
+  REQUIRE(!r.pareto.empty());
+  for (size_t i = 0; i < r.pareto.size(); ++i) {
+    for (size_t j = 0; j < r.pareto.size(); ++j) {
+      if (i == j) continue;
+      const bool dominated = r.pareto[j].tokens_per_s >= r.pareto[i].tokens_per_s &&
+                             r.pareto[j].tokens_per_joule >= r.pareto[i].tokens_per_joule;
+      CHECK_FALSE(dominated);
+    }
+  }
+  // Its ends are the best of each axis among the ranked plans.
+  for (const Report& p : r.plans) {
+    CHECK(r.pareto.front().tokens_per_s >= p.tokens_per_s);
+    CHECK(r.pareto.back().tokens_per_joule >= p.tokens_per_joule);
+  }
+}
+
+TEST_CASE("planner: reason categories", "[planner]") {
+  CHECK(ReasonCategory("memory: needs 91 GB of 80 GB") == "memory");
+  CHECK(ReasonCategory("  config : tp does not divide") == "config");
+  CHECK(ReasonCategory("") == "infeasible");
+}

@@ -1,0 +1,172 @@
+#include <algorithm>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "planner/search_space.h"
+#include "test_specs.h"
+
+using namespace parasim;
+using namespace parasim::planner;
+using parasim::planner::testing::Job;
+using parasim::planner::testing::TinyModel;
+
+namespace {
+
+SpaceOptions Small() {
+  SpaceOptions o;
+  o.zero_bubble = false;
+  o.zero2_replicated = false;
+  return o;
+}
+
+std::set<std::string> ConfigStrings(const SearchSpace& s) {
+  std::set<std::string> out;
+  for (size_t i = 0; i < s.candidates.size(); ++i) out.insert(s.ToConfig(i).ToString());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("planner: divisors", "[planner]") {
+  CHECK(Divisors(1) == std::vector<int64_t>{1});
+  CHECK(Divisors(12) == std::vector<int64_t>{1, 2, 3, 4, 6, 12});
+  CHECK(Divisors(16) == std::vector<int64_t>{1, 2, 4, 8, 16});
+}
+
+TEST_CASE("planner: enumeration of 2 GPUs matches a hand count", "[planner]") {
+  // 2 GPUs, 2 layers, 2 heads, batch 2, sequence 4. Layouts (tp,pp,cp,dp):
+  //  (1,1,1,2): mbs {1} x {ddp,zero1,zero2,zero3} x 3 recompute            = 12
+  //  (1,1,2,1): mbs {1,2} x 4 shardings x 3                                = 24
+  //  (1,2,1,1): mbs {1,2} x 4 x {gpipe,1f1b} (no vpp: 1 layer/stage) x 3   = 48
+  //  (2,1,1,1): mbs {1,2} x 4 x sp {off,on} x 3                            = 48
+  const SearchSpace s = EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, ConstraintSet{}, Small());
+  CHECK(s.candidates.size() == 132);
+  CHECK(s.searched == 132);
+  CHECK(s.rejected.empty());
+  CHECK(s.ladders.size() == 44);
+  for (const Ladder& l : s.ladders) CHECK(l.count == 3);
+
+  // tp=1 cuts the tp=2 layout as one entry; recompute=none cuts 2 of each ladder.
+  const SearchSpace c =
+      EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, ConstraintSet::Parse("tp=1,recompute=none"), Small());
+  CHECK(c.candidates.size() == 28);
+  CHECK(c.rejected.at("constraint") == 1 + 2 * 28);
+  CHECK(c.searched == 85);
+}
+
+TEST_CASE("planner: enumeration counts divisibility cuts once per layout", "[planner]") {
+  // 4 GPUs, 2 layers, 2 heads, sequence 4, batch 2: tp=4 breaks the heads
+  // (1 layout), pp=4 the layers (1), cp=4 the 2·cp sequence split (1), and
+  // dp=4 the batch of 2 (1).
+  const SearchSpace s = EnumerateSpace(TinyModel(2, 2), Job(2, 4), 4, 8, ConstraintSet{}, Small());
+  CHECK(s.rejected.at("divisibility: attention heads % tp") == 1);
+  CHECK(s.rejected.at("divisibility: layers % pp") == 1);
+  CHECK(s.rejected.at("divisibility: seq_len % (2 cp)") == 1);   // cp=4: 4 % 8; cp=2: 4 % 4 is fine
+  CHECK(s.rejected.at("divisibility: global batch % dp") == 1);
+  int64_t rejected = 0;
+  for (const auto& [reason, n] : s.rejected) rejected += n;
+  CHECK(s.searched == static_cast<int64_t>(s.candidates.size()) + rejected);
+}
+
+TEST_CASE("planner: the space equals a brute force filtered by ParallelConfig::Validate", "[planner]") {
+  // Brute force over raw domains; the planner's extra space rules are listed
+  // here explicitly (layers % pp, hsdp 1 < G < dp, pp = 1 runs 1f1b only).
+  const ModelSpec model = TinyModel(4, 4, 64);
+  const JobSpec job = Job(8, 16);
+  const int gpus = 8;
+  SpaceOptions options;   // full space: zero-bubble and zero2-replicated included
+  const SearchSpace space = EnumerateSpace(model, job, gpus, 4, ConstraintSet{}, options);
+
+  std::set<std::string> brute;
+  const PipelineSchedule schedules[] = {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B,
+                                        PipelineSchedule::kInterleaved, PipelineSchedule::kZeroBubble};
+  const ShardingMode shardings[] = {ShardingMode::kDdp, ShardingMode::kZero1, ShardingMode::kZero2Replicated,
+                                    ShardingMode::kZero2, ShardingMode::kZero3, ShardingMode::kHsdp};
+  const RecomputeMode recomputes[] = {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull};
+  for (int tp = 1; tp <= gpus; ++tp)
+    for (int pp = 1; pp <= gpus; ++pp)
+      for (int cp = 1; cp <= gpus; ++cp)
+        for (int dp = 1; dp <= gpus; ++dp) {
+          if (tp * pp * cp * dp != gpus) continue;
+          if (model.num_layers % pp != 0) continue;
+          for (int mbs = 1; mbs <= job.global_batch; ++mbs)
+            for (ShardingMode sh : shardings)
+              for (int g = 0; g <= dp; ++g) {
+                if ((sh == ShardingMode::kHsdp) != (g > 0)) continue;
+                if (sh == ShardingMode::kHsdp && (g == 1 || g == dp)) continue;
+                for (RecomputeMode rc : recomputes)
+                  for (int sp = 0; sp < 2; ++sp)
+                    for (int vpp = 1; vpp <= model.num_layers; ++vpp)
+                      for (PipelineSchedule sc : schedules) {
+                        if (pp == 1 && sc != PipelineSchedule::k1F1B) continue;
+                        ParallelConfig c;
+                        c.dp = dp; c.tp = tp; c.pp = pp; c.cp = cp;
+                        c.micro_batch = mbs; c.sharding = sh; c.hsdp_group = g;
+                        c.recompute = rc; c.sequence_parallel = sp == 1; c.vpp = vpp; c.schedule = sc;
+                        if (c.Validate(model, job, gpus).empty()) brute.insert(c.ToString());
+                      }
+              }
+        }
+  const std::set<std::string> planned = ConfigStrings(space);
+  CHECK(planned.size() == space.candidates.size());   // no duplicates
+  CHECK(planned == brute);
+  CHECK(brute.size() > 500);
+}
+
+TEST_CASE("planner: enumeration is in canonical order and deterministic", "[planner]") {
+  const ModelSpec model = TinyModel(4, 4, 64);
+  const SearchSpace a = EnumerateSpace(model, Job(8, 16), 8, 4, ConstraintSet{});
+  const SearchSpace b = EnumerateSpace(model, Job(8, 16), 8, 4, ConstraintSet{});
+  REQUIRE(a.candidates.size() == b.candidates.size());
+  for (size_t i = 0; i < a.candidates.size(); ++i) CHECK(a.ToConfig(i).ToString() == b.ToConfig(i).ToString());
+  // Lexicographic: tp never decreases along the candidates.
+  for (size_t i = 1; i < a.candidates.size(); ++i) CHECK(a.candidates[i - 1].tp <= a.candidates[i].tp);
+}
+
+TEST_CASE("planner: tp is limited to two nodes unless asked", "[planner]") {
+  const ModelSpec model = TinyModel(4, 64, 256);
+  const SearchSpace s = EnumerateSpace(model, Job(64, 16), 64, 8, ConstraintSet::Parse("pp=1,cp=1"));
+  int max_tp = 0;
+  for (const Candidate& c : s.candidates) max_tp = std::max(max_tp, static_cast<int>(c.tp));
+  CHECK(max_tp == 16);
+  CHECK(s.rejected.at("limit: tp beyond two nodes") > 0);
+  SpaceOptions wide;
+  wide.max_tp = 64;
+  const SearchSpace w = EnumerateSpace(model, Job(64, 16), 64, 8, ConstraintSet::Parse("pp=1,cp=1"), wide);
+  max_tp = 0;
+  for (const Candidate& c : w.candidates) max_tp = std::max(max_tp, static_cast<int>(c.tp));
+  CHECK(max_tp == 64);
+  // Naming tp in a constraint lifts the default limit.
+  const SearchSpace asked = EnumerateSpace(model, Job(64, 16), 64, 8, ConstraintSet::Parse("pp=1,cp=1,tp>=32"));
+  REQUIRE(!asked.candidates.empty());
+  CHECK(asked.candidates.back().tp == 64);
+}
+
+TEST_CASE("planner: placement orders come only when asked", "[planner]") {
+  const ModelSpec model = TinyModel(2, 2);
+  const SearchSpace d = EnumerateSpace(model, Job(2, 4), 2, 8, ConstraintSet{});
+  CHECK(d.orders == std::vector<std::string>{DefaultOrder()});
+  const SearchSpace any = EnumerateSpace(model, Job(2, 4), 2, 8, ConstraintSet::Parse("order=any"));
+  CHECK(any.orders.size() == 120);
+  CHECK(any.candidates.size() == 120 * d.candidates.size());
+  const SearchSpace two =
+      EnumerateSpace(model, Job(2, 4), 2, 8, ConstraintSet::Parse("order in tp-cp-ep-dp-pp|dp-tp-cp-ep-pp"));
+  CHECK(two.candidates.size() == 2 * d.candidates.size());
+}
+
+TEST_CASE("planner: MoE layouts put ep inside dp", "[planner]") {
+  ModelSpec moe = TinyModel(2, 2);
+  moe.num_experts = 4;
+  moe.experts_per_token = 2;
+  moe.moe_ffn_hidden_size = 64;
+  const SearchSpace s = EnumerateSpace(moe, Job(8, 4), 8, 8, ConstraintSet::Parse("tp=1,pp=1,cp=1"));
+  std::set<int> eps;
+  for (const Candidate& c : s.candidates) {
+    CHECK(c.dp % c.ep == 0);
+    CHECK(moe.num_experts % c.ep == 0);
+    eps.insert(c.ep);
+  }
+  CHECK(eps == std::set<int>{1, 2, 4});
+  CHECK(s.rejected.at("divisibility: experts % ep") == 1);   // ep=8 of 4 experts
+}
