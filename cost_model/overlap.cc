@@ -53,6 +53,10 @@ PhaseResult ForwardWithPrefetch(const OverlapUnit* u, int n, int depth, double i
 
     // Steady state over a run of identical units: jump to the run's end.
     const bool in_run = i > depth + 1 && i + 2 < n && SameUnit(u[i], u[i - 1]) && SameUnit(u[i], u[i + 1]);
+    if (!in_run) {   // (and the ring of start times is not full yet before depth + 1 units)
+      have_prev = false;
+      continue;
+    }
     double rel[kMaxDepth + 1];
     // A stream that went idle before the earliest future issue time no longer matters.
     const double earliest_issue = depth == 0 ? t : starts[(i + 1 - depth) % kMaxDepth];
@@ -60,7 +64,7 @@ PhaseResult ForwardWithPrefetch(const OverlapUnit* u, int n, int depth, double i
     for (int j = 0; j < depth; ++j) rel[j + 1] = starts[(i - j) % kMaxDepth] - t;
     const double inc[4] = {t - t0, r.exposed - exposed0, r.comm - comm0, r.interference - inter0};
     const double scale = std::max(1.0, std::abs(t));
-    bool steady = in_run && have_prev;
+    bool steady = have_prev;
     for (int j = 0; steady && j <= depth; ++j) steady = Close(rel[j], prev_rel[j], scale);
     for (int j = 0; steady && j < 4; ++j) steady = Close(inc[j], prev_inc[j], scale);
     if (steady) {
