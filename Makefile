@@ -14,8 +14,7 @@ build: deps build/build.ninja
 	cmake --build build -j $(JOBS)
 
 demo: build
-	./build/parasim models show llama2-7b
-	./build/parasim profiles list
+	./build/parasim plan --model llama2-7b --cluster dgx-h100 --nodes 32 --global-batch 512 --seq-len 4096 --top 8 --explain --emit megatron
 
 test: build
 	cd build && ctest --output-on-failure -j $(JOBS)

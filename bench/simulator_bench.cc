@@ -165,6 +165,25 @@ void BM_TierCLlama2_7B_Fsdp(benchmark::State& state) {
 }
 BENCHMARK(BM_TierCLlama2_7B_Fsdp)->Arg(256)->Arg(2048)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// Tier C of the tier-B benchmark's config (Llama-3-70B, 2,048 H100s, tp=8,
+// pp=8, dp=32, 128 micro-batches): one lane per TP group, 256 lanes.
+void BM_TierCLlama3_70B_2048(benchmark::State& state) {
+  AnalyticalEvaluator eval(LoadModel("llama3-70b"), LoadCluster("dgx-h100", 256), Job(4096, 8192));
+  StepWorkload wl = eval.BuildWorkload(ParseParallelConfig("dp=32,tp=8,pp=8,sp=on,sharding=zero1,mbs=1"));
+  SimulationOptions opt;
+  opt.fidelity = Fidelity::kFull;
+  int64_t activities = 0;
+  double step_s = 0;
+  for (auto _ : state) {
+    SimulationResult r = SimulateStep(wl, eval.cluster(), opt);
+    activities = r.activities;
+    step_s = r.report.step_time.si();
+  }
+  state.counters["activities"] = static_cast<double>(activities);
+  state.counters["step_s"] = step_s;
+}
+BENCHMARK(BM_TierCLlama3_70B_2048)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 }  // namespace
 }  // namespace parasim::simulator
 

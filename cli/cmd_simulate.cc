@@ -1,9 +1,12 @@
-// `parasim simulate`: predict one training step of one parallel config.
-// Tier A (analytical) here; the simulated tiers register with --fidelity
-// simulated | full when the simulator lands.
+// `parasim simulate`: predict one training step of one parallel config, with
+// tier A (analytical), tier B (simulated: one rank per pipeline stage) or
+// tier C (full: every rank, flows on the topology graph), and optionally a
+// Chrome trace of the simulated step.
 #include <cstdio>
 #include <memory>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "cli/spec_options.h"
@@ -11,6 +14,7 @@
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/report_format.h"
+#include "simulator/simulate.h"
 
 namespace parasim::cli {
 namespace {
@@ -50,28 +54,82 @@ const CommandRegistration kSimulate{
       auto out = std::make_shared<OutputOptions>();
       auto config = std::make_shared<std::string>();
       auto fidelity = std::make_shared<std::string>("analytical");
+      auto trace = std::make_shared<std::string>();
+      auto stragglers = std::make_shared<std::vector<std::string>>();
+      auto background = std::make_shared<std::vector<std::string>>();
       AddSpecOptions(cmd, *spec, /*need_batch=*/true);
       cmd.add_option("--config", *config,
                      "Parallel config \"dp=..,tp=..,pp=..,cp=..,ep=..,mbs=..,sharding=..,recompute=..,sp=..,vpp=..,"
                      "schedule=..,order=..,prefetch=..,pp_layers=..\"")
           ->required();
-      cmd.add_option("--fidelity", *fidelity, "analytical (tier A); simulated and full arrive with the simulator")
+      cmd.add_option("--fidelity", *fidelity,
+                     "analytical (tier A, closed form), simulated (tier B: one rank per pipeline stage) or "
+                     "full (tier C: every rank, max-min flows on the topology)")
+          ->check(CLI::IsMember({"analytical", "simulated", "full"}))
           ->capture_default_str();
+      cmd.add_option("--trace", *trace, "Write a Chrome Trace Event JSON of the simulated step (Perfetto opens it)");
+      cmd.add_option("--straggler", *stragglers, "A slow GPU, e.g. \"rank=17,slowdown=1.2\" (repeatable)");
+      cmd.add_option("--background-load", *background,
+                     "Other traffic on a link class (tier C), e.g. \"class=leaf-spine,fraction=0.3\" (repeatable)");
       AddOutputOptions(cmd, *out);
-      return std::function<void()>([spec, out, config, fidelity] {
-        if (*fidelity != "analytical") {
-          if (*fidelity == "simulated" || *fidelity == "full") {
-            throw Error("", "--fidelity", StrCat("'", *fidelity, "' is not available yet: use analytical"));
-          }
-          throw Error("", "--fidelity", StrCat("'", *fidelity, "' is not one of analytical, simulated, full"));
-        }
+      return std::function<void()>([spec, out, config, fidelity, trace, stragglers, background] {
         const ParallelConfig cfg = ParseParallelConfig(*config, "--config");
+        const bool simulated = *fidelity != "analytical";
+        if (!simulated && (!trace->empty() || !stragglers->empty() || !background->empty())) {
+          throw Error("", "--fidelity", "--trace, --straggler and --background-load need --fidelity simulated or full");
+        }
+        simulator::SimulationOptions options;
+        options.fidelity = *fidelity == "full" ? Fidelity::kFull : Fidelity::kSimulated;
+        for (const std::string& s : *stragglers) options.stragglers.push_back(simulator::ParseStraggler(s));
+        for (const std::string& b : *background) options.background.push_back(simulator::ParseBackgroundLoad(b));
+        options.trace = !trace->empty();
         const AnalyticalEvaluator evaluator(spec->LoadModelSpec(), spec->LoadClusterSpec(), spec->LoadJobSpec());
-        const Report report = evaluator.Evaluate(cfg);
+        Report report;
+        std::vector<simulator::RankResult> ranks;
+        if (simulated) {
+          simulator::SimulationResult result = simulator::SimulateConfig(evaluator, cfg, options);
+          report = std::move(result.report);
+          ranks = std::move(result.ranks);
+          if (options.trace) {
+            OutputOptions trace_out;
+            trace_out.output_file = *trace;
+            WriteOutput(trace_out, result.trace_json);
+          }
+        } else {
+          report = evaluator.Evaluate(cfg);
+        }
         switch (out->Parsed()) {
-          case Format::kJson: WriteOutput(*out, ReportToJson(report) + "\n"); break;
+          case Format::kJson: {
+            if (ranks.empty()) {
+              WriteOutput(*out, ReportToJson(report) + "\n");
+              break;
+            }
+            nlohmann::ordered_json j = nlohmann::ordered_json::parse(ReportToJson(report));
+            j["ranks"] = nlohmann::ordered_json::array();
+            for (const auto& r : ranks) {
+              j["ranks"].push_back({{"name", r.name}, {"gpu", r.gpu}, {"stage", r.stage}, {"gpus", r.gpus},
+                                    {"compute_s", r.compute.si()}, {"comm_s", r.comm.si()},
+                                    {"exposed_comm_s", r.exposed_comm.si()}, {"idle_s", r.idle.si()},
+                                    {"energy_j", r.energy.si()}});
+            }
+            WriteOutput(*out, j.dump(2) + "\n");
+            break;
+          }
           case Format::kCsv: WriteOutput(*out, ReportsToCsv({report})); break;
-          case Format::kTable: WriteOutput(*out, DetailTable(report)); break;
+          case Format::kTable: {
+            std::string text = DetailTable(report);
+            if (!ranks.empty()) {
+              text += "per rank (compute / comm / exposed comm / idle):\n";
+              for (const auto& r : ranks) {
+                char buf[160];
+                std::snprintf(buf, sizeof buf, "  %-22s %.4f / %.4f / %.4f / %.4f s\n", r.name.c_str(),
+                              r.compute.si(), r.comm.si(), r.exposed_comm.si(), r.idle.si());
+                text += buf;
+              }
+            }
+            WriteOutput(*out, text);
+            break;
+          }
         }
       });
     }};

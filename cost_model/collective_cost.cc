@@ -204,7 +204,9 @@ Candidate Tree(double bytes, const Shape& s, int proto) {
     // 2S, so the network bound on the tree's bus bandwidth is twice the NIC.
     link = std::min(s.intra_Bps, 2.0 * s.paced_inter_Bps);
   } else {
-    link = s.paced_inter_Bps;
+    // The chain inside each node runs over NVLink: it binds when the node's
+    // NICs outrun one GPU's NVLink (NVL72 racks: 72 NICs per domain).
+    link = s.g > 1 ? std::min(s.intra_Bps, s.paced_inter_Bps) : s.paced_inter_Bps;
   }
   double bus = std::min(nccl::kLL128Efficiency * link, channels * nccl::kPerChTree[s.arch][col] * kGB);
   switch (static_cast<Protocol>(proto)) {

@@ -188,6 +188,7 @@ struct AnalyticalEvaluator::Impl {
   double model_flops_per_token = 0;
   double capacity = 0;
   double score_bytes_per_token = 0;  // unfused attention activations (÷ tp; selective recompute drops them)
+  int fabric_switches = 0;   // for network power (0 W per switch = not counted)
   uint64_t id = 0;  // unique per instance: keys the per-thread group-path cache
 
   Report Analyze(const ParallelConfig& c, StepWorkload* wl) const;
@@ -229,12 +230,12 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.score_bytes_per_token = ak.fused ? 0.0 : static_cast<double>(model.num_attention_heads) * job.seq_len *
                                                  ak.score_bytes_saved;
   s.power = PowerStatesOf(g);
-  s.features = s.stack.nccl;
-  s.features.compute_capability = g.compute_capability > 0 ? g.compute_capability : s.features.compute_capability;
+  s.features = NcclFeaturesFor(cluster, s.stack.nccl_version);
   // NCCL's SMs taken from compute while a collective overlaps it.
   s.interference = 1.0 + static_cast<double>(s.stack.nccl_channels) / d.sm_count;
   s.model_flops_per_token = s.lcm.flops.ModelFlopsPerToken(job.seq_len);
   s.capacity = g.hbm_capacity.si();
+  s.fabric_switches = FabricSwitchCount(cluster);
   static std::atomic<uint64_t> next_id{1};
   s.id = next_id.fetch_add(1);
 }
@@ -247,7 +248,17 @@ const ModelSpec& AnalyticalEvaluator::model() const { return impl_->model; }
 const ClusterSpec& AnalyticalEvaluator::cluster() const { return impl_->cluster; }
 const JobSpec& AnalyticalEvaluator::job() const { return impl_->job; }
 
-Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const { return impl_->Analyze(config, nullptr); }
+Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const {
+  try {
+    return impl_->Analyze(config, nullptr);
+  } catch (const Error& e) {   // a rule only the placement checks (order, groups): not a plan
+    Report r;
+    r.config = config;
+    r.feasible = false;
+    r.infeasible_reason = StrCat("config: ", e.what());
+    return r;
+  }
+}
 
 StepWorkload AnalyticalEvaluator::BuildWorkload(const ParallelConfig& config) const {
   StepWorkload wl;
@@ -548,7 +559,8 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
     comm_only_j += e.comm_only_energy_j;
   }
   const double nodes = static_cast<double>(world) / std::max(1, cluster.gpus_per_node);
-  const double energy = avg_w * world * step + cluster.node_overhead_power.si() * nodes * step;
+  const double energy = avg_w * world * step + cluster.node_overhead_power.si() * nodes * step +
+                        cluster.network_power_per_switch.si() * fabric_switches * step;
   rep.power_per_gpu = Watts(avg_w);
   rep.energy_per_step = Joules(energy);
   rep.tokens_per_joule = tokens / energy;

@@ -1,6 +1,7 @@
 #include "cost_model/power.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace parasim {
 
@@ -12,6 +13,20 @@ PowerStates PowerStatesOf(const GpuProfile& g) {
   p.comm_only = Watts(tdp * g.power_comm_fraction);
   p.idle = g.idle_power;
   return p;
+}
+
+int FabricSwitchCount(const ClusterSpec& c) {
+  if (c.nodes <= 1) return 0;
+  if (c.inter_node.fabric == InterNodeFabric::kSingleSwitch) return 1;
+  const double nics = static_cast<double>(c.nodes) * std::max(1, c.inter_node.nics_per_node);
+  const double half = std::max(1, c.inter_node.switch_radix / 2);
+  double tier = std::ceil(nics / half);
+  double total = tier;
+  for (int t = 1; t < std::max(1, c.inter_node.tiers); ++t) {
+    tier = std::ceil(tier / 2.0);
+    total += tier;
+  }
+  return static_cast<int>(total);
 }
 
 PowerEstimate EstimatePower(const PowerStates& p, const StateTimes& t, int world_size, int gpus_per_node,

@@ -26,6 +26,12 @@ struct PowerEstimate {
   double comm_only_energy_j = 0;  // all GPUs, energy spent in exposed communication
 };
 
+// Switches of the inter-node fabric, for network power: a fat tree of
+// radix-k switches with half the ports down at each tier below the top
+// (leaves = ⌈NICs / (k/2)⌉; each tier above holds half as many as the one
+// below, the top tier's switches use all ports down); a single switch is one.
+int FabricSwitchCount(const ClusterSpec& cluster);
+
 PowerEstimate EstimatePower(const PowerStates& p, const StateTimes& t, int world_size, int gpus_per_node,
                             double node_overhead_w);
 

@@ -79,15 +79,10 @@ SoftwareStack PyTorchFsdp() {
   s.reserve_bytes = 2.5e9;
   s.fragmentation = 1.05;  // PyTorch caching allocator slack (ASSUMPTION)
   s.fsdp_pp_accumulate_unsharded = true;
-  // NCCL 2.20 (PyTorch 2.3): tree AllReduce; AllGather/ReduceScatter
-  // ring-only (DESIGN.md §4). NVLS is left off so AG/RS stay ring-only.
-  s.nccl = NcclFeatures{};
-  s.nccl.tree_allreduce = true;
-  s.nccl.nvls = false;
-  s.nccl.nvls_tree = false;
-  s.nccl.pat = false;
-  s.nccl.collnet = false;
-  s.nccl.ll128 = true;
+  // PyTorch 2.3 ships NCCL 2.20.5: tree AllReduce; AllGather/ReduceScatter
+  // ring-only across nodes (DESIGN.md §4); the algorithm set follows from the
+  // version and the cluster (NcclFeaturesFor).
+  s.nccl_version = kNcclPaperVersion;
   s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa2Hopper},
                          {"blackwell", kFa2Hopper}};
   return s;
@@ -108,10 +103,8 @@ SoftwareStack PyTorchFsdp2() {
   // one pass each way (torch/distributed/_composable/fsdp/_fsdp_collectives.py).
   s.copy_passes_forward = 1;
   s.copy_passes_backward = 1;
-  // NCCL ≥ 2.23: PAT for one-GPU-per-node AG/RS, NVLS on NVSwitch systems.
-  s.nccl.nvls = true;
-  s.nccl.nvls_tree = true;
-  s.nccl.pat = true;
+  // PyTorch 2.7 ships NCCL 2.26.2: PAT for one-GPU-per-node AG/RS, NVLS.
+  s.nccl_version = 22602;
   return s;
 }
 
@@ -153,12 +146,8 @@ SoftwareStack MegatronCore() {
   s.reserve_bytes = 2.5e9;
   s.fragmentation = 1.05;
   s.overlap_param_gather = true;   // --overlap-param-gather (recommended in Megatron-LM README)
-  s.nccl.tree_allreduce = true;
-  s.nccl.nvls = true;
-  s.nccl.nvls_tree = true;
-  s.nccl.pat = true;
-  s.nccl.collnet = false;          // needs the IB SHARP plugin; ClusterSpec.sharp decides on the fabric side
-  s.nccl.ll128 = true;
+  // NGC PyTorch 25.01 (a Megatron-Core container) ships NCCL 2.25.1.
+  s.nccl_version = 22501;
   s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa3Hopper},
                          {"blackwell", kFa3Hopper}};
   return s;
@@ -193,10 +182,9 @@ SoftwareStack MegatronLm2021() {
   s.overlap_param_gather = false;
   s.logits_bytes_per_element = 6;
   s.loss_bytes_per_element = 16;
-  // NCCL of 2021 (2.8/2.9): ring and tree, no NVLS, no PAT.
-  s.nccl.nvls = false;
-  s.nccl.nvls_tree = false;
-  s.nccl.pat = false;
+  // NGC PyTorch 20.12-21.03 containers of the time ship NCCL 2.8.x: ring
+  // and tree, no NVLS, no PAT.
+  s.nccl_version = 20803;
   return s;
 }
 

@@ -68,7 +68,7 @@ struct SoftwareStack {
   bool overlap_param_gather = false;   // zero1: parameter AllGather hidden under next forward
   bool overlap_grad_reduce = true;     // ddp / zero1: gradient buckets reduced under backward
   bool dropout = false;                // hidden/attention dropout (masks kept, extra traffic)
-  NcclFeatures nccl;
+  int nccl_version = kNcclPaperVersion;   // major·10000 + minor·100 + patch: its algorithm set
   std::vector<std::pair<std::string, AttentionKernel>> attention_by_arch;  // architecture -> kernel
 
   const AttentionKernel& AttentionFor(const GpuProfile& gpu) const;

@@ -248,13 +248,19 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
       slowdown[stage_of[s.rank]] = std::max(slowdown[stage_of[s.rank]], s.slowdown);
     }
   } else {
+    // One lane per TP group (tier_c.h): its first GPU, standing for tp GPUs.
+    std::vector<std::vector<int>> lanes(pp);
+    for (int gpu : FlowCollectives::LaneGpus(wl.config, world)) lanes[stage_of[gpu]].push_back(gpu);
     FlowCollectives factory(wl, cluster, options.background);
-    BuildStepGraphInto(wl, stage_gpus, 1.0, factory, sg);
+    BuildStepGraphInto(wl, lanes, static_cast<double>(std::max(1, wl.config.tp)), factory, sg);
     capacities = factory.link_capacity_Bps();
+    // A straggler slows its TP group's lane (the group waits for it at every collective).
     slowdown.assign(sg.graph.num_ranks(), 1.0);
     for (int r = 0; r < sg.graph.num_ranks(); ++r) {
-      for (const Straggler& s : options.stragglers) {
-        if (s.rank == sg.rank_gpu[r]) slowdown[r] = std::max(slowdown[r], s.slowdown);
+      for (int gpu : factory.TpGroupOf(sg.rank_gpu[r])) {
+        for (const Straggler& s : options.stragglers) {
+          if (s.rank == gpu) slowdown[r] = std::max(slowdown[r], s.slowdown);
+        }
       }
     }
   }

@@ -25,6 +25,36 @@ FlowCollectives::FlowCollectives(const StepWorkload& workload, const ClusterSpec
     }
   }
   lane_of_gpu_.assign(workload.world_size, -1);
+  tp_groups_ = placement_.AllGroups(ParallelDim::kTp);
+  tp_group_of_gpu_.assign(workload.world_size, -1);
+  for (size_t g = 0; g < tp_groups_.size(); ++g) {
+    for (int gpu : tp_groups_[g]) tp_group_of_gpu_[gpu] = static_cast<int>(g);
+  }
+}
+
+std::vector<int> FlowCollectives::LaneGpus(const ParallelConfig& config, int world) {
+  Placement placement(config, world);
+  std::vector<int> out;
+  for (const auto& group : placement.AllGroups(ParallelDim::kTp)) out.push_back(group.front());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const std::vector<int>& FlowCollectives::TpGroupOf(int lane_gpu) const {
+  return tp_groups_[tp_group_of_gpu_[lane_gpu]];
+}
+
+void FlowCollectives::AppendPattern(const std::vector<int>& m, bool all_to_all, std::vector<LinkUse>& out) const {
+  const size_t n = m.size();
+  for (size_t k = 0; k < n && n > 1; ++k) {
+    if (all_to_all) {
+      for (size_t j = 0; j < n; ++j) {
+        if (j != k) AppendRoute(m[k], m[j], out);
+      }
+    } else {
+      AppendRoute(m[k], m[(k + 1) % n], out);
+    }
+  }
 }
 
 void FlowCollectives::AppendRoute(int from_gpu, int to_gpu, std::vector<LinkUse>& out) const {
@@ -48,22 +78,26 @@ FlowCollectives::GroupSet& FlowCollectives::Groups(ParallelDim dim, SubGroup sub
 }
 
 // Ring traffic: member k sends to member k+1 (NCCL rings follow rank order as
-// placed); all-to-all: every member to every other. Nominal rates come from a
-// max-min solve of every group's variable at once on the full-capacity graph.
-void FlowCollectives::AddRingFlowSets(TaskGraph& graph, GroupSet& set, bool all_to_all) {
+// placed); all-to-all: every member to every other. A group led by TP leaders
+// carries its tp sibling groups' traffic too (one per TP rank). Nominal rates
+// come from one max-min solve of every such variable at once on the
+// full-capacity graph.
+void FlowCollectives::AddRingFlowSets(TaskGraph& graph, GroupSet& set, bool all_to_all, bool tp_dim) {
   const size_t groups = set.members.size();
   std::vector<std::vector<LinkUse>> uses(groups);
+  std::vector<int> sibling;
   for (size_t g = 0; g < groups; ++g) {
     const auto& m = set.members[g];
-    const size_t n = m.size();
-    for (size_t k = 0; k < n && n > 1; ++k) {
-      if (all_to_all) {
-        for (size_t j = 0; j < n; ++j) {
-          if (j != k) AppendRoute(m[k], m[j], uses[g]);
-        }
-      } else {
-        AppendRoute(m[k], m[(k + 1) % n], uses[g]);
-      }
+    if (tp_dim) {
+      if (TpGroupOf(m.front()).front() == m.front()) AppendPattern(m, all_to_all, uses[g]);
+      continue;
+    }
+    if (TpGroupOf(m.front()).front() != m.front()) continue;   // a sibling: carried by its leader's group
+    const int tp = static_cast<int>(TpGroupOf(m.front()).size());
+    for (int t = 0; t < tp; ++t) {
+      sibling.clear();
+      for (int gpu : m) sibling.push_back(TpGroupOf(gpu)[t]);
+      AppendPattern(sibling, all_to_all, uses[g]);
     }
   }
   FlowSolver solver(topology_.capacity_Bps());
@@ -108,16 +142,22 @@ void FlowCollectives::AddCollective(TaskGraph& graph, int, const StageLanes& lan
     if (lane_ops[lane] >= 0) continue;
     const int group = set.group_of_gpu[lanes.gpus[lane]];
     const std::vector<int>& members = set.members[group];
+    // Participants: the members that are lanes (a TP group has one, its leader).
     member_streams.clear();
+    member_lanes_.clear();
     for (int gpu : members) {
       const int l = lane_of_gpu_[gpu];
-      PARASIM_CHECK(l >= 0 && lanes.gpus[l] == gpu, "group member ", gpu, " outside its stage");
+      if (l < 0 || lanes.gpus[l] != gpu) {
+        PARASIM_CHECK(coll.dim == ParallelDim::kTp, "group member ", gpu, " has no lane in its stage");
+        continue;
+      }
       member_streams.push_back(streams[l]);
+      member_lanes_.push_back(l);
     }
     ActivitySpec a = spec;
     a.duration_s = total_s;
     if (members.size() > 1 && total_s > 0) {
-      if (set.flow_set[group] < 0) AddRingFlowSets(graph, set, all_to_all);
+      if (set.flow_set[group] < 0) AddRingFlowSets(graph, set, all_to_all, coll.dim == ParallelDim::kTp);
       if (set.flow_set[group] >= 0) {
         a.duration_s = latency_s;
         a.network_s = total_s - latency_s;
@@ -125,14 +165,14 @@ void FlowCollectives::AddCollective(TaskGraph& graph, int, const StageLanes& lan
       }
     }
     const int32_t first = graph.AddGroupOp(member_streams, a);
-    for (size_t k = 0; k < members.size(); ++k) lane_ops[lane_of_gpu_[members[k]]] = first + static_cast<int32_t>(k);
+    for (size_t k = 0; k < member_lanes_.size(); ++k) lane_ops[member_lanes_[k]] = first + static_cast<int32_t>(k);
   }
 }
 
 int32_t FlowCollectives::AddSend(TaskGraph& graph, int from_stage, int to_stage, const StageLanes& from_lanes,
                                  std::span<const int> streams, double seconds, const ActivitySpec& spec) {
-  // Lane j of every stage belongs to pipeline group j, so it sends to lane j of the next.
-  const auto groups = placement_.AllGroups(ParallelDim::kPp);
+  // Each TP rank of a lane sends to its peer in the same pipeline group.
+  GroupSet& pp = Groups(ParallelDim::kPp, SubGroup{}, false);
   auto key = std::make_pair(from_stage, to_stage);
   auto it = send_flow_sets_.find(key);
   if (it == send_flow_sets_.end()) {
@@ -140,8 +180,11 @@ int32_t FlowCollectives::AddSend(TaskGraph& graph, int from_stage, int to_stage,
     FlowSolver solver(topology_.capacity_Bps());
     std::vector<int32_t> ids(uses.size(), -1);
     for (size_t lane = 0; lane < uses.size(); ++lane) {
-      PARASIM_CHECK(groups[lane][from_stage] == from_lanes.gpus[lane], "pipeline lanes out of order");
-      AppendRoute(groups[lane][from_stage], groups[lane][to_stage], uses[lane]);
+      for (int gpu : TpGroupOf(from_lanes.gpus[lane])) {
+        const std::vector<int>& group = pp.members[pp.group_of_gpu[gpu]];
+        PARASIM_CHECK(group[from_stage] == gpu, "pipeline group order");
+        AppendRoute(gpu, group[to_stage], uses[lane]);
+      }
       if (!uses[lane].empty()) ids[lane] = solver.AddFlow(uses[lane]);
     }
     solver.Solve();

@@ -9,6 +9,12 @@
 // of the same kind running at once (the scenario the collective model
 // prices). So tiers B and C agree when nothing else contends, and TP, DP, PP
 // and background traffic slow each other where they share links.
+//
+// Symmetric work is aggregated (DESIGN.md §3 tier C): a TP group runs its
+// blocking collectives in lock step, so it is one lane, standing for its tp
+// GPUs (a straggler in it slows the lane); the tp identical copies of every
+// other collective (DP, CP, EP, PP, one per TP rank) run at once and are one
+// variable over the union of their rings.
 #pragma once
 
 #include <map>
@@ -31,6 +37,11 @@ class FlowCollectives : public CollectiveFactory {
   FlowCollectives(const StepWorkload& workload, const ClusterSpec& cluster,
                   std::span<const BackgroundLoad> background);
 
+  // GPUs that get a lane: the first GPU of each TP group.
+  static std::vector<int> LaneGpus(const ParallelConfig& config, int world);
+  // The TP group (GPUs) of each lane GPU.
+  const std::vector<int>& TpGroupOf(int lane_gpu) const;
+
   // Link capacities for the engine: the topology's, less background load.
   const std::vector<double>& link_capacity_Bps() const { return capacity_Bps_; }
 
@@ -48,7 +59,8 @@ class FlowCollectives : public CollectiveFactory {
     std::vector<int32_t> flow_set;     // per group, -1 until added
   };
   GroupSet& Groups(ParallelDim dim, SubGroup sub, bool all_to_all);
-  void AddRingFlowSets(TaskGraph& graph, GroupSet& set, bool all_to_all);
+  void AddRingFlowSets(TaskGraph& graph, GroupSet& set, bool all_to_all, bool tp_dim);
+  void AppendPattern(const std::vector<int>& members, bool all_to_all, std::vector<LinkUse>& out) const;
   double LatencyFraction(const WorkloadCollective& coll);
   void AppendRoute(int from_gpu, int to_gpu, std::vector<LinkUse>& out) const;
 
@@ -62,6 +74,9 @@ class FlowCollectives : public CollectiveFactory {
   std::map<std::tuple<int, int, int>, double> latency_fraction_;
   std::map<std::pair<int, int>, std::vector<int32_t>> send_flow_sets_;   // (from, to stage) -> per lane
   std::vector<int> lane_of_gpu_;
+  std::vector<int> member_lanes_;   // scratch
+  std::vector<std::vector<int>> tp_groups_;
+  std::vector<int> tp_group_of_gpu_;
 };
 
 }  // namespace parasim::simulator

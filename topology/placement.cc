@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <sstream>
+#include <string_view>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -10,57 +10,81 @@
 namespace parasim {
 namespace {
 
+// Order tokens as ParallelDim values, in the enum's order.
 constexpr std::array<const char*, 5> kTokens = {"tp", "cp", "ep", "dp", "pp"};
 
-int DegreeOfToken(const ParallelConfig& c, const std::string& t) {
-  if (t == "tp") return c.tp;
-  if (t == "cp") return c.cp;
-  if (t == "ep") return c.ep;
-  if (t == "dp") return c.dp / c.ep;   // expert-data-parallel coordinate
-  return c.pp;
+int DegreeOf(const ParallelConfig& c, ParallelDim d) {
+  switch (d) {
+    case ParallelDim::kTp: return c.tp;
+    case ParallelDim::kCp: return c.cp;
+    case ParallelDim::kEp: return c.ep;
+    case ParallelDim::kDp: return c.dp / c.ep;   // expert-data-parallel coordinate
+    case ParallelDim::kPp: return c.pp;
+  }
+  return 1;
 }
 
-// The order's tokens, innermost first, completed with missing size-1 dims
-// (and a missing ep placed just inside dp, as Megatron-Core does).
-std::vector<std::string> OrderTokens(const ParallelConfig& c) {
+// The order's dimensions, innermost first, completed with missing size-1
+// dims (a missing ep goes just inside dp, as Megatron-Core does). No heap
+// allocation on the valid path: the planner calls this per config.
+std::array<ParallelDim, 5> OrderDims(const ParallelConfig& c) {
   if (c.tp < 1 || c.cp < 1 || c.pp < 1 || c.dp < 1 || c.ep < 1)
-    throw Error("", "config", StrCat("parallel degrees must be >= 1 (dp=", c.dp, " tp=", c.tp, " pp=", c.pp, " cp=", c.cp, " ep=", c.ep, ")"));
+    throw Error("", "config", StrCat("parallel degrees must be >= 1 (dp=", c.dp, " tp=", c.tp, " pp=", c.pp,
+                                     " cp=", c.cp, " ep=", c.ep, ")"));
   if (c.dp % c.ep != 0)
     throw Error("", "config.ep", StrCat("ep=", c.ep, " must divide dp=", c.dp, " (experts shard the data-parallel group)"));
-  std::vector<std::string> tokens;
-  std::stringstream in(c.order);
-  std::string t;
-  while (std::getline(in, t, '-')) {
-    if (std::find(kTokens.begin(), kTokens.end(), t) == kTokens.end())
-      throw Error("", "config.order", StrCat("unknown dimension '", t, "' in order '", c.order, "' (use tp, cp, ep, dp, pp)"));
-    if (std::find(tokens.begin(), tokens.end(), t) != tokens.end())
-      throw Error("", "config.order", StrCat("dimension '", t, "' appears twice in order '", c.order, "'"));
-    tokens.push_back(t);
+  std::array<ParallelDim, 5> dims{};
+  int n = 0;
+  bool seen[5] = {false, false, false, false, false};
+  const std::string_view order(c.order);
+  size_t pos = 0;
+  while (pos <= order.size()) {
+    size_t end = order.find('-', pos);
+    if (end == std::string_view::npos) end = order.size();
+    const std::string_view t = order.substr(pos, end - pos);
+    int idx = -1;
+    for (int i = 0; i < 5; ++i)
+      if (t == kTokens[i]) idx = i;
+    if (idx < 0)
+      throw Error("", "config.order", StrCat("unknown dimension '", std::string(t), "' in order '", c.order,
+                                             "' (use tp, cp, ep, dp, pp)"));
+    if (seen[idx])
+      throw Error("", "config.order", StrCat("dimension '", std::string(t), "' appears twice in order '", c.order, "'"));
+    seen[idx] = true;
+    dims[n++] = static_cast<ParallelDim>(idx);
+    pos = end + 1;
   }
-  auto has = [&](const char* x) { return std::find(tokens.begin(), tokens.end(), x) != tokens.end(); };
-  if (!has("ep")) {
-    auto dp = std::find(tokens.begin(), tokens.end(), "dp");
-    tokens.insert(dp == tokens.end() ? tokens.end() : dp, "ep");
+  const int ep = static_cast<int>(ParallelDim::kEp), dp = static_cast<int>(ParallelDim::kDp);
+  if (!seen[ep]) {
+    int at = n;
+    for (int i = 0; i < n; ++i)
+      if (dims[i] == ParallelDim::kDp) at = i;
+    for (int i = n; i > at; --i) dims[i] = dims[i - 1];
+    dims[at] = ParallelDim::kEp;
+    ++n;
+    seen[ep] = true;
   }
-  for (const char* x : kTokens) {
-    if (has(x)) continue;
-    if (DegreeOfToken(c, x) > 1)
-      throw Error("", "config.order", StrCat("order '", c.order, "' leaves out '", x, "' whose degree is > 1"));
-    tokens.push_back(x);
+  (void)dp;
+  for (int i = 0; i < 5; ++i) {
+    if (seen[i]) continue;
+    if (DegreeOf(c, static_cast<ParallelDim>(i)) > 1)
+      throw Error("", "config.order", StrCat("order '", c.order, "' leaves out '", kTokens[i], "' whose degree is > 1"));
+    dims[n++] = static_cast<ParallelDim>(i);
   }
-  return tokens;
+  return dims;
 }
 
 }  // namespace
 
 GroupLayout LayoutOf(const ParallelConfig& config, ParallelDim dim, SubGroup sub) {
-  const std::vector<std::string> tokens = OrderTokens(config);
+  const std::array<ParallelDim, 5> dims = OrderDims(config);
   long long stride = 1;
   std::vector<GroupFactor> factors;
-  const std::string want = ToString(dim);
-  for (const std::string& t : tokens) {
-    const int n = DegreeOfToken(config, t);
-    const bool member = (t == want) || (dim == ParallelDim::kDp && t == "ep");
+  factors.reserve(2);
+  const char* want = ToString(dim);
+  for (ParallelDim t : dims) {
+    const int n = DegreeOf(config, t);
+    const bool member = t == dim || (dim == ParallelDim::kDp && t == ParallelDim::kEp);
     if (member && n > 1) {
       if (!factors.empty() && factors.back().stride * factors.back().size == stride)
         factors.back().size *= n;   // adjacent in the order: one strided factor
@@ -118,7 +142,7 @@ std::vector<int> GroupMembersAt(const GroupLayout& layout, long long base) {
 Placement::Placement(const ParallelConfig& config, int world) : config_(config), world_(world) {
   if (config.WorldSize() != world)
     throw Error("", "config", StrCat("dp*tp*pp*cp = ", config.WorldSize(), " but the cluster has ", world, " GPUs"));
-  (void)OrderTokens(config);   // validate once
+  (void)OrderDims(config);   // validate once
 }
 
 int Placement::GroupCount(ParallelDim dim, SubGroup sub) const {

@@ -102,3 +102,51 @@ TEST_CASE("cli: the same input gives byte-identical output", "[cli]") {
   CHECK(a.out == b.out);
   CHECK_THAT(a.out, Contains("\"gpus\": 512"));
 }
+
+TEST_CASE("cli: simulate prints every report field at each fidelity", "[cli]") {
+  const std::string base =
+      "simulate --model llama2-7b --cluster dgx-h100 --nodes 2 --global-batch 32 --config dp=16,mbs=2 --format json";
+  for (const char* fidelity : {"analytical", "simulated", "full"}) {
+    INFO(fidelity);
+    const Run r = Parasim(base + " --fidelity " + fidelity);
+    REQUIRE(r.code == 0);
+    for (const char* key : {"\"step_time_s\"", "\"tokens_per_s\"", "\"tokens_per_s_per_gpu\"", "\"mfu\"", "\"hfu\"",
+                            "\"tflops_per_gpu\"", "\"compute_s\"", "\"comm_s\"", "\"exposed_comm_s\"",
+                            "\"exposed_comm_fraction\"", "\"bubble_s\"", "\"memory_bytes_per_gpu\"",
+                            "\"power_w_per_gpu\"", "\"energy_j_per_step\"", "\"tokens_per_joule\"", "\"fidelity\""}) {
+      CHECK_THAT(r.out, Contains(key));
+    }
+    CHECK_THAT(r.out, Contains(std::string("\"fidelity\": \"") + fidelity + "\""));
+    CHECK_THAT(r.out, !Contains("nan") && !Contains("inf"));
+  }
+}
+
+TEST_CASE("cli: simulate writes a trace only with a simulated tier, and bad configs exit 2", "[cli]") {
+  namespace fs = std::filesystem;
+  const fs::path trace = fs::temp_directory_path() / ("parasim_trace_" + std::to_string(::getpid()) + ".json");
+  Run r = Parasim("simulate --model llama2-7b --cluster dgx-h100 --nodes 1 --global-batch 8 --config dp=8 "
+                  "--fidelity simulated --trace " + trace.string());
+  REQUIRE(r.code == 0);
+  REQUIRE(fs::exists(trace));
+  std::ifstream in(trace);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK_THAT(ss.str(), Contains("\"traceEvents\"") && Contains("\"ph\""));
+  fs::remove(trace);
+  r = Parasim("simulate --model llama2-7b --cluster dgx-h100 --nodes 1 --global-batch 8 --config dp=8 --trace " +
+              trace.string());
+  CHECK(r.code == 2);
+  CHECK_FALSE(fs::exists(trace));
+  r = Parasim("simulate --model llama2-7b --cluster dgx-h100 --nodes 1 --global-batch 8 --config dp=8,tq=2");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("tq: unknown key"));
+}
+
+TEST_CASE("cli: plan output is the same for any thread count", "[cli]") {
+  const std::string base = "plan --model llama2-7b --cluster dgx-h100 --nodes 2 --global-batch 32 --format json";
+  const Run one = Parasim(base + " --threads 1");
+  const Run two = Parasim(base + " --threads 2");
+  REQUIRE(one.code == 0);
+  CHECK(one.out == two.out);
+  CHECK_THAT(one.out, Contains("\"plans\"") && Contains("\"searched\"") && Contains("\"pareto\""));
+}

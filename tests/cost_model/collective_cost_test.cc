@@ -54,6 +54,10 @@ std::vector<GroupPath> Shapes() {
   GroupPath sharp = DgxGroup(8);
   sharp.sharp_capable = true;
   v.push_back(sharp);
+  GroupPath nvl72 = DgxGroup(8, 900, 72 * 50.0, 72);   // racks whose NICs outrun one GPU's NVLink
+  nvl72.ring_bandwidth = GBps(900);
+  nvl72.bottleneck_class = LinkClass::kNvLink;
+  v.push_back(nvl72);
   return v;
 }
 

@@ -169,3 +169,13 @@ TEST_CASE("cost_model: Evaluate is const and gives the same answer from many thr
   for (auto& t : threads) t.join();
   for (double g : got) CHECK(g == expected);
 }
+
+TEST_CASE("cost_model: a placement the topology rejects is infeasible, not an exception", "[cost_model]") {
+  const AnalyticalEvaluator ev(testing::Llama2_7b(), testing::Dgx(testing::H100(), 1), testing::Job(16, 4096));
+  ParallelConfig c = ParseParallelConfig("dp=4,tp=2,mbs=2");
+  c.order = "tp-xx-dp-pp";
+  Report r;
+  REQUIRE_NOTHROW(r = ev.Evaluate(c));
+  CHECK_FALSE(r.feasible);
+  CHECK(r.infeasible_reason.rfind("config", 0) == 0);
+}

@@ -22,3 +22,13 @@ TEST_CASE("cost_model: average power is the time-weighted state power", "[cost_m
   CHECK_THAT(e.energy_per_step_j, WithinRel((630.0 + 350.0) * 16 + 1000.0 * 2 * 2, 1e-12));
   CHECK_THAT(e.comm_only_energy_j, WithinRel(350.0 * 16, 1e-12));
 }
+
+TEST_CASE("cost_model: fat-tree switch count for network power", "[cost_model]") {
+  ClusterSpec c = testing::Dgx(testing::H100(), 32);
+  c.inter_node.switch_radix = 64;
+  c.inter_node.tiers = 2;
+  // 256 NICs: 8 leaves of 32 down-ports, 4 spines.
+  CHECK(FabricSwitchCount(c) == 12);
+  c.nodes = 1;
+  CHECK(FabricSwitchCount(c) == 0);
+}

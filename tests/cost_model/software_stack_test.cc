@@ -9,8 +9,9 @@ using namespace parasim;
 TEST_CASE("cost_model: stacks carry the bytes per parameter DESIGN.md names", "[cost_model]") {
   const SoftwareStack fsdp = LoadSoftwareStack("pytorch-fsdp");
   CHECK(fsdp.param_bytes_at_rest + fsdp.grad_bytes + fsdp.optimizer_bytes == 16);
-  CHECK_FALSE(fsdp.nccl.pat);
-  CHECK_FALSE(fsdp.nccl.nvls);   // paper's NCCL: AllGather / ReduceScatter ring-only
+  CHECK(fsdp.nccl_version == kNcclPaperVersion);   // PyTorch 2.3: NCCL 2.20.5
+  const NcclFeatures f = NcclFeaturesFor(testing::Dgx(testing::H100(), 2), fsdp.nccl_version);
+  CHECK_FALSE(f.pat);   // AllGather / ReduceScatter ring-only across nodes
   const SoftwareStack mc = LoadSoftwareStack("megatron-core");
   CHECK(mc.param_bytes_at_rest + mc.grad_bytes + mc.optimizer_bytes == 18);
   CHECK(mc.AttentionFor(testing::H100()).forward_efficiency > fsdp.AttentionFor(testing::H100()).forward_efficiency);

@@ -184,7 +184,7 @@ TEST_CASE("simulator: tier C agrees with tier B within 5% when nothing contends"
     opt.fidelity = Fidelity::kFull;
     SimulationResult c = SimulateStep(wl, eval.cluster(), opt);
     REQUIRE(c.report.fidelity == Fidelity::kFull);
-    REQUIRE(static_cast<int>(c.ranks.size()) == wl.world_size);
+    REQUIRE(static_cast<int>(c.ranks.size()) == wl.world_size / wl.config.tp);  // one lane per TP group
     REQUIRE_THAT(c.report.step_time.si(), WithinRel(b.report.step_time.si(), 0.05));
   }
 }

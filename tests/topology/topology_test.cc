@@ -308,3 +308,30 @@ TEST_CASE("topology: NCCL double binary tree spans every domain twice, interior 
     CHECK_THAT(load.delivered_bytes, WithinRel(load.injected_bytes, 1e-12));
   }
 }
+
+TEST_CASE("topology: a 256-GPU ring crosses each node boundary once per channel, one channel per NIC", "[topology]") {
+  const Topology t = Topology::Build(test::DgxH100(32));
+  std::vector<int> all(256);
+  for (int i = 0; i < 256; ++i) all[i] = i;
+  const RingPlan plan = PlanRing(t, all);
+  REQUIRE(plan.channels.size() == 8);
+  std::set<int> rails;
+  for (const RingChannel& ch : plan.channels) {
+    rails.insert(ch.rail);
+    REQUIRE(ch.order.size() == 256);
+    int crossings = 0;
+    for (size_t i = 0; i < 256; ++i) {
+      const int a = ch.order[i], b = ch.order[(i + 1) % 256];
+      if (a / 8 == b / 8) continue;
+      ++crossings;
+      CHECK(b % 8 == ch.rail);   // enters the next node on the channel's rail
+    }
+    CHECK(crossings == 32);
+  }
+  CHECK(rails.size() == 8);
+  std::vector<Flow> flows;
+  AppendRingFlows(plan, 8e9, &flows);
+  const LinkLoad load = ComputeLinkLoad(t, flows);
+  for (int l = 0; l < t.link_count(); ++l)
+    if (t.link_class()[l] == LinkClass::kNic) CHECK_THAT(load.bytes[l], WithinRel(1e9, 1e-12));
+}

@@ -1,0 +1,134 @@
+#include "calibrate/calibration.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace parasim::calibrate {
+namespace {
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.12g", v);
+  return buf;
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Pct(double x) { return Num(std::round(x * 1000.0) / 10.0) + "%"; }
+
+}  // namespace
+
+CalibrationFits FitMicrobench(const MicrobenchData& data, const GpuProfile& base) {
+  CalibrationFits f;
+  f.device = data.device;
+  f.date = data.date;
+  if (data.gemm_sustained) {
+    f.gemm = FitGemmEfficiency(data.gemm_sustained->samples, base);
+    f.gemm_source = data.gemm_sustained->file;
+    if (data.gemm) f.gemm_burst = FitGemmEfficiency(data.gemm->samples, base);
+  } else if (data.gemm) {
+    f.gemm = FitGemmEfficiency(data.gemm->samples, base);
+    f.gemm_source = data.gemm->file;
+  }
+  if (data.hbm) f.memory = FitMemoryEfficiency(*data.hbm, base);
+  if (data.power) f.power = FitPower(*data.power, base);
+  f.launch = data.launch;
+  return f;
+}
+
+GpuProfile ApplyCalibration(const GpuProfile& base, const CalibrationFits& fits, const std::string& name) {
+  GpuProfile g = base;
+  g.name = name;
+  g.file.clear();
+  const std::string device = fits.device.empty() ? std::string("unknown device") : fits.device;
+  const std::string date = fits.date.empty() ? std::string("unknown date") : fits.date;
+  const std::string tag = StrCat("calibrated on ", device, " ", date, " by parasim calibrate");
+  g.sources["calibration"] = StrCat(tag, " (from profile ", base.name, ")");
+  if (fits.gemm && fits.gemm->summary.usable()) {
+    g.gemm_max_efficiency = fits.gemm->gemm_max_efficiency;
+    const std::string file = fits.gemm_source.substr(fits.gemm_source.find_last_of('/') + 1);
+    g.sources["efficiency.gemm_max"] =
+        StrCat(tag, ": cost model GEMM efficiency (kernel_time.h) fitted to ", fits.gemm->points, " bf16 GEMMs of ",
+               file, ", rms time error ", Pct(fits.gemm->summary.rms_rel_error), "; best measured ",
+               Pct(fits.gemm->best_efficiency), " of peak (", fits.gemm->best_shape, ")");
+  }
+  if (fits.memory && fits.memory->summary.usable()) {
+    g.memory_efficiency = fits.memory->memory_efficiency;
+    g.sources["efficiency.memory"] =
+        StrCat(tag, ": median copy/scale/triad at >= 256 MiB arrays, ", Num(fits.memory->achieved.si() * 1e-9),
+               " GB/s of ", Num(base.hbm_bandwidth.si() * 1e-9), " GB/s");
+  }
+  if (fits.power && fits.power->summary.usable()) {
+    const PowerFit& p = *fits.power;
+    g.idle_power = p.idle;
+    g.power_matmul_fraction = p.matmul_fraction;
+    g.power_memory_fraction = p.memory_fraction;
+    const std::string nvml = StrCat(tag, ": NVML energy counter, ");
+    g.sources["power.idle"] = StrCat(nvml, "idle with a CUDA context (clocks up, as in a pipeline bubble) ",
+                                     Num(p.idle.si()), " W");
+    g.sources["power.matmul_fraction"] =
+        StrCat(nvml, "sustained bf16 GEMM ", Num(p.matmul.si()), " W / TDP ", Num(base.tdp.si()), " W");
+    g.sources["power.memory_fraction"] =
+        StrCat(nvml, "sustained STREAM triad ", Num(p.memory.si()), " W / TDP ", Num(base.tdp.si()), " W");
+  }
+  return g;
+}
+
+std::string GpuProfileYaml(const GpuProfile& g) {
+  std::ostringstream o;
+  auto rate = [](FlopsPerSecond r) { return Quote(Num(r.si() * 1e-12) + " TFLOP/s"); };
+  auto bw = [](BytesPerSecond b) { return Quote(Num(b.si() * 1e-9) + " GB/s"); };
+  o << "# " << g.display_name << " (" << g.name << "). Written by parasim calibrate; schema: hw_profiles/SCHEMA.md.\n"
+    << "schema_version: 1\n"
+    << "name: " << Quote(g.name) << "\n"
+    << "display_name: " << Quote(g.display_name) << "\n"
+    << "architecture: " << Quote(g.architecture) << "\n"
+    << "compute_capability: " << g.compute_capability << "\n"
+    << "sm_count: " << g.sm_count << "\n"
+    << "peak:\n"
+    << "  bf16: " << rate(g.bf16_dense) << "\n"
+    << "  fp16: " << rate(g.fp16_dense) << "\n"
+    << "  fp8: " << rate(g.fp8_dense) << "\n"
+    << "  tf32: " << rate(g.tf32_dense) << "\n"
+    << "  fp32: " << rate(g.fp32) << "\n"
+    << "memory:\n"
+    << "  capacity: " << Quote(Num(g.hbm_capacity.si()) + " B") << "\n"
+    << "  bandwidth: " << bw(g.hbm_bandwidth) << "\n"
+    << "  l2_cache: " << Quote(Num(g.l2_cache.si()) + " B") << "\n"
+    << "nvlink:\n"
+    << "  bandwidth: " << bw(g.nvlink_bandwidth) << "\n"
+    << "  links: " << g.nvlink_links << "\n"
+    << "  nvls: " << (g.nvls ? "true" : "false") << "\n"
+    << "pcie_bandwidth: " << bw(g.pcie_bandwidth) << "\n"
+    << "power:\n"
+    << "  tdp: " << Quote(Num(g.tdp.si()) + " W") << "\n"
+    << "  idle: " << Quote(Num(g.idle_power.si()) + " W") << "\n"
+    << "  matmul_fraction: " << Num(g.power_matmul_fraction) << "\n"
+    << "  memory_fraction: " << Num(g.power_memory_fraction) << "\n"
+    << "  comm_fraction: " << Num(g.power_comm_fraction) << "\n"
+    << "efficiency:\n"
+    << "  gemm_max: " << Num(g.gemm_max_efficiency) << "\n"
+    << "  memory: " << Num(g.memory_efficiency) << "\n"
+    << "  nvlink: " << Num(g.nvlink_efficiency) << "\n";
+  if (!g.sources.empty()) {
+    o << "sources:\n";
+    for (const auto& [key, value] : g.sources) o << "  " << Quote(key) << ": " << Quote(value) << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace parasim::calibrate

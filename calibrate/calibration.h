@@ -1,0 +1,39 @@
+// From a directory of microbenchmark measurements to a calibrated GPU
+// profile: run every fit the data allow, replace the fitted fields of the
+// input profile, and write the result in the hw_profiles YAML schema
+// (hw_profiles/SCHEMA.md), loadable by LoadGpuProfile.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "calibrate/device_fits.h"
+#include "calibrate/gemm_fit.h"
+#include "calibrate/microbench_data.h"
+#include "core/gpu_profile.h"
+
+namespace parasim::calibrate {
+
+struct CalibrationFits {
+  std::string device, date;
+  // The GEMM fit written to the profile: the sustained sweep when present
+  // (clocks at the power cap, as through a training step), else the burst one.
+  std::optional<GemmFit> gemm;
+  std::string gemm_source;            // file the written fit came from
+  std::optional<GemmFit> gemm_burst;  // the full burst sweep's fit, when both exist
+  std::optional<MemoryFit> memory;
+  std::optional<PowerFit> power;
+  std::optional<LaunchOverhead> launch;  // reported only: launch cost belongs to the software stack
+};
+
+CalibrationFits FitMicrobench(const MicrobenchData& data, const GpuProfile& base);
+
+// `base` with every usable fit applied and its sources updated ("calibrated
+// on <device> <date> by parasim calibrate: <how>"); `name` names the result.
+GpuProfile ApplyCalibration(const GpuProfile& base, const CalibrationFits& fits, const std::string& name);
+
+// The profile as YAML in the hw_profiles schema (units in every dimensioned
+// value, sources last). Round-trips through LoadGpuProfile.
+std::string GpuProfileYaml(const GpuProfile& gpu);
+
+}  // namespace parasim::calibrate

@@ -1,0 +1,327 @@
+// GEMM sweep: bf16 inputs and output, fp32 accumulation (cublasGemmEx,
+// CUBLAS_COMPUTE_32F), over the linear layers of Llama-2-7B and -70B for
+// several token counts and tensor-parallel splits, in the three layouts a
+// training step runs (forward Y = X·Wᵀ, data grad dX = dY·W, weight grad
+// dW = dYᵀ·X), plus square sizes. Prints JSON: one row per GEMM with m, n, k
+// (C is m×n, reduction over k), median seconds and TFLOP/s.
+//
+// Timing: CUDA events around the replay of a CUDA graph holding a batch of
+// back-to-back GEMMs (batch >= ~1 ms, so event resolution and the host's
+// cuBLAS call cost drop out), after warm-up; median over repeats. Inputs
+// rotate over enough buffer sets (>= 256 MiB together) that operands do not
+// stay in the 50 MB L2 between calls. Data are non-zero pseudo-random bf16.
+//
+// Build: nvcc -O2 -std=c++17 -arch=sm_90 gemm_sweep.cu -lcublas -o gemm_sweep
+// Run:   ./gemm_sweep [-o gemm_sweep.json] [--quick] [--min-time-ms 100] [--preheat-s 0]
+#include <cublas_v2.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "bench_common.h"
+
+#define BENCH_CUBLAS_CHECK(expr)                                                  \
+  do {                                                                            \
+    cublasStatus_t st_ = (expr);                                                  \
+    if (st_ != CUBLAS_STATUS_SUCCESS) {                                           \
+      std::fprintf(stderr, "error: %s:%d: %s: cublas status %d\n", __FILE__,      \
+                   __LINE__, #expr, static_cast<int>(st_));                       \
+      std::exit(3);                                                               \
+    }                                                                             \
+  } while (0)
+
+namespace {
+
+// Row-major problem C[m×n] = op(A)·op(B); mapped onto column-major cuBLAS.
+enum class Layout { kFwd, kDgrad, kWgrad, kSquare };
+
+const char* LayoutName(Layout l) {
+  switch (l) {
+    case Layout::kFwd: return "fwd";
+    case Layout::kDgrad: return "dgrad";
+    case Layout::kWgrad: return "wgrad";
+    case Layout::kSquare: return "square";
+  }
+  return "?";
+}
+
+struct Problem {
+  std::string model, layer;  // "" for squares
+  Layout layout;
+  int tokens = 0, tp = 1;
+  int64_t m = 0, n = 0, k = 0;
+};
+
+// A cuBLAS call for a row-major product, with the storage PyTorch uses:
+//  fwd   Y[M×N]  = X[M×K]·W[N×K]ᵀ   -> gemm(T,N, n=N, m=M, k=K)  ("TN")
+//  dgrad dX[M×K] = dY[M×N]·W[N×K]   -> gemm(N,N, n=K, m=M, k=N)  ("NN")
+//  wgrad dW[N×K] = dY[M×N]ᵀ·X[M×K]  -> gemm(N,T, n=K, m=N, k=M)  ("NT")
+// In every case the problem is C[m×n] = A·B with A given as `a` and B as `b`,
+// where for fwd a=X (m×k), b=W (n×k); dgrad a=dY (m×k), b=W (k×n);
+// wgrad a=dY (k×m), b=X (k×n).
+struct GemmCall {
+  cublasOperation_t op_first, op_second;  // ops on (b, a) as cuBLAS sees them
+  int ld_b, ld_a, ld_c;
+};
+
+GemmCall CallFor(Layout l, int64_t m, int64_t n, int64_t k) {
+  switch (l) {
+    case Layout::kFwd:
+    case Layout::kSquare:
+      return {CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(k), static_cast<int>(k), static_cast<int>(n)};
+    case Layout::kDgrad:
+      return {CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(k), static_cast<int>(n)};
+    case Layout::kWgrad:
+      return {CUBLAS_OP_N, CUBLAS_OP_T, static_cast<int>(n), static_cast<int>(m), static_cast<int>(n)};
+  }
+  return {};
+}
+
+void RunGemm(cublasHandle_t h, const Problem& p, const __nv_bfloat16* a, const __nv_bfloat16* b,
+             __nv_bfloat16* c) {
+  const GemmCall g = CallFor(p.layout, p.m, p.n, p.k);
+  const float alpha = 1.0f, beta = 0.0f;
+  BENCH_CUBLAS_CHECK(cublasGemmEx(h, g.op_first, g.op_second, static_cast<int>(p.n),
+                                  static_cast<int>(p.m), static_cast<int>(p.k), &alpha, b,
+                                  CUDA_R_16BF, g.ld_b, a, CUDA_R_16BF, g.ld_a, &beta, c,
+                                  CUDA_R_16BF, g.ld_c, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+float Bf16ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+// Checks the three layouts against a float64 CPU product on a small problem
+// (catches a wrong transpose/leading-dimension mapping). Returns max rel error.
+double CheckLayouts(cublasHandle_t h) {
+  const int64_t m = 96, n = 80, k = 64;
+  double worst = 0.0;
+  for (Layout l : {Layout::kFwd, Layout::kDgrad, Layout::kWgrad}) {
+    std::vector<__nv_bfloat16> ha(m * k), hb(k * n), hc(m * n);
+    __nv_bfloat16 *da, *db, *dc;
+    BENCH_CUDA_CHECK(cudaMalloc(&da, ha.size() * 2));
+    BENCH_CUDA_CHECK(cudaMalloc(&db, hb.size() * 2));
+    BENCH_CUDA_CHECK(cudaMalloc(&dc, hc.size() * 2));
+    bench::FillBf16<<<64, 256>>>(da, ha.size(), 11u + static_cast<unsigned>(l));
+    bench::FillBf16<<<64, 256>>>(db, hb.size(), 29u + static_cast<unsigned>(l));
+    BENCH_LAUNCH_CHECK();
+    BENCH_CUDA_CHECK(cudaMemcpy(ha.data(), da, ha.size() * 2, cudaMemcpyDeviceToHost));
+    BENCH_CUDA_CHECK(cudaMemcpy(hb.data(), db, hb.size() * 2, cudaMemcpyDeviceToHost));
+    Problem p{"", "check", l, 0, 1, m, n, k};
+    RunGemm(h, p, da, db, dc);
+    BENCH_CUDA_CHECK(cudaMemcpy(hc.data(), dc, hc.size() * 2, cudaMemcpyDeviceToHost));
+    // Element accessors for the row-major storage of each layout.
+    auto A = [&](int64_t i, int64_t kk) {  // A(i, kk), i < m
+      return l == Layout::kWgrad ? Bf16ToFloat(ha[kk * m + i]) : Bf16ToFloat(ha[i * k + kk]);
+    };
+    auto B = [&](int64_t kk, int64_t j) {  // B(kk, j), j < n
+      return l == Layout::kFwd ? Bf16ToFloat(hb[j * k + kk]) : Bf16ToFloat(hb[kk * n + j]);
+    };
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double ref = 0;
+        for (int64_t kk = 0; kk < k; ++kk) ref += static_cast<double>(A(i, kk)) * B(kk, j);
+        const double got = Bf16ToFloat(hc[i * n + j]);
+        num += (got - ref) * (got - ref);
+        den += ref * ref;
+      }
+    worst = std::max(worst, std::sqrt(num / den));
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+  }
+  return worst;
+}
+
+struct LayerShape {
+  const char* name;
+  int64_t n_full, k_full;
+  bool split_n;  // column-parallel (split N) or row-parallel (split K)
+};
+
+struct ModelShapes {
+  const char* model;
+  std::vector<LayerShape> layers;
+};
+
+// Llama-2 configs (HF config.json): 7B h=4096 f=11008 heads=32 kv=32;
+// 70B h=8192 f=28672 heads=64 kv=8 head_dim=128 -> qkv = (64+2·8)·128 = 10240.
+// Megatron's split: qkv and up/gate column-parallel, o and down row-parallel.
+std::vector<ModelShapes> LlamaShapes() {
+  return {
+      {"llama2-7b",
+       {{"qkv", 12288, 4096, true},
+        {"o", 4096, 4096, false},
+        {"up_gate", 11008, 4096, true},
+        {"down", 4096, 11008, false}}},
+      {"llama2-70b",
+       {{"qkv", 10240, 8192, true},
+        {"o", 8192, 8192, false},
+        {"up_gate", 28672, 8192, true},
+        {"down", 8192, 28672, false}}},
+  };
+}
+
+std::vector<Problem> Problems(bool quick) {
+  std::vector<Problem> out;
+  const std::vector<int> token_counts = quick ? std::vector<int>{8192} : std::vector<int>{2048, 8192, 16384};
+  const std::vector<int> tps = quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8, 16};
+  for (const auto& ms : LlamaShapes())
+    for (const auto& ls : ms.layers)
+      for (int tokens : token_counts)
+        for (int tp : tps) {
+          const int64_t N = ls.split_n ? ls.n_full / tp : ls.n_full;
+          const int64_t K = ls.split_n ? ls.k_full : ls.k_full / tp;
+          const int64_t M = tokens;
+          out.push_back({ms.model, ls.name, Layout::kFwd, tokens, tp, M, N, K});
+          out.push_back({ms.model, ls.name, Layout::kDgrad, tokens, tp, M, K, N});
+          out.push_back({ms.model, ls.name, Layout::kWgrad, tokens, tp, N, K, M});
+        }
+  const std::vector<int64_t> squares =
+      quick ? std::vector<int64_t>{1024, 8192}
+            : std::vector<int64_t>{256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384};
+  for (int64_t s : squares) out.push_back({"", "square", Layout::kSquare, 0, 1, s, s, s});
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string out_path = bench::OutPath(argc, argv);
+  const bool quick = bench::HasFlag(argc, argv, "--quick");
+  // --min-time-ms T: time each shape for about T ms (default 100: a burst,
+  // before power capping settles); --preheat-s S: run a large GEMM for S s
+  // first, so the card starts at its sustained (power-capped) clocks.
+  const double min_time_ms = std::atof(bench::OptionValue(argc, argv, "--min-time-ms", "100").c_str());
+  const double preheat_s = std::atof(bench::OptionValue(argc, argv, "--preheat-s", "0").c_str());
+  const double max_repeats = min_time_ms > 100 ? 100000.0 : 15.0;
+  BENCH_CUDA_CHECK(cudaSetDevice(0));
+  cudaStream_t stream;
+  BENCH_CUDA_CHECK(cudaStreamCreate(&stream));
+  cublasHandle_t h;
+  BENCH_CUBLAS_CHECK(cublasCreate(&h));
+  BENCH_CUBLAS_CHECK(cublasSetStream(h, stream));
+  // 32 MiB workspace: what cuBLAS recommends for Hopper (and what PyTorch sets).
+  const size_t workspace_bytes = size_t{32} << 20;
+  void* workspace;
+  BENCH_CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));
+  BENCH_CUBLAS_CHECK(cublasSetWorkspace(h, workspace, workspace_bytes));
+  int cublas_version = 0;
+  BENCH_CUBLAS_CHECK(cublasGetVersion(h, &cublas_version));
+
+  const double check_rel_err = CheckLayouts(h);
+  // bf16 output of a k=64 product: ~2^-9 relative rounding per element.
+  if (!(check_rel_err < 1e-2)) {
+    std::fprintf(stderr, "error: layout check failed, relative error %g\n", check_rel_err);
+    return 1;
+  }
+
+  const std::vector<Problem> problems = Problems(quick);
+  size_t max_set = 0;
+  for (const auto& p : problems)
+    max_set = std::max(max_set, static_cast<size_t>(p.m * p.k + p.k * p.n + p.m * p.n) * 2);
+  const size_t arena_bytes = std::max(max_set, size_t{1} << 30) + (size_t{1} << 20);
+  char* arena;
+  BENCH_CUDA_CHECK(cudaMalloc(&arena, arena_bytes));
+  bench::FillBf16<<<4096, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(arena), arena_bytes / 2, 1234u);
+  BENCH_LAUNCH_CHECK();
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  cudaEvent_t e0, e1;
+  BENCH_CUDA_CHECK(cudaEventCreate(&e0));
+  BENCH_CUDA_CHECK(cudaEventCreate(&e1));
+
+  if (preheat_s > 0) {
+    Problem heat{"", "preheat", Layout::kSquare, 0, 1, 8192, 8192, 8192};
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < preheat_s) {
+      for (int i = 0; i < 8; ++i)
+        RunGemm(h, heat, reinterpret_cast<__nv_bfloat16*>(arena),
+                reinterpret_cast<__nv_bfloat16*>(arena) + 8192 * 8192,
+                reinterpret_cast<__nv_bfloat16*>(arena) + 2 * 8192 * 8192);
+      BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+  }
+
+  std::ostringstream rows;
+  for (size_t pi = 0; pi < problems.size(); ++pi) {
+    const Problem& p = problems[pi];
+    auto align = [](size_t x) { return (x + 255) / 256 * 256; };
+    const size_t a_bytes = align(p.m * p.k * 2), b_bytes = align(p.k * p.n * 2), c_bytes = align(p.m * p.n * 2);
+    const size_t set_bytes = a_bytes + b_bytes + c_bytes;
+    const size_t want_sets = (size_t{256} << 20) / set_bytes + 1;
+    const size_t sets = std::max<size_t>(1, std::min<size_t>({want_sets, 16, arena_bytes / set_bytes}));
+    auto run = [&](size_t i) {
+      char* base = arena + (i % sets) * set_bytes;
+      RunGemm(h, p, reinterpret_cast<__nv_bfloat16*>(base),
+              reinterpret_cast<__nv_bfloat16*>(base + a_bytes),
+              reinterpret_cast<__nv_bfloat16*>(base + a_bytes + b_bytes));
+    };
+    // Warm-up (heuristics, module load), then a one-shot estimate.
+    for (size_t i = 0; i < 3; ++i) run(i);
+    BENCH_CUDA_CHECK(cudaEventRecord(e0, stream));
+    for (size_t i = 0; i < sets; ++i) run(i);
+    BENCH_CUDA_CHECK(cudaEventRecord(e1, stream));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(e1));
+    float est_ms = 0;
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&est_ms, e0, e1));
+    const double one_ms = std::max(1e-4, static_cast<double>(est_ms) / sets);
+    const int batch = static_cast<int>(std::clamp(std::ceil(1.0 / one_ms), 1.0, 256.0));
+
+    const int repeats = static_cast<int>(std::clamp(std::floor(min_time_ms / (batch * one_ms)), 5.0, max_repeats));
+
+    // The batch is captured in a CUDA graph and replayed: small GEMMs run
+    // faster than the host can issue cuBLAS calls, so timing plain launches
+    // would measure the host. Replays keep only the device-side gap (~1 us).
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    BENCH_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < batch; ++i) run(i);
+    BENCH_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    BENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    BENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    std::vector<double> per_gemm_s;
+    std::vector<cudaEvent_t> evs(2 * repeats);
+    for (auto& e : evs) BENCH_CUDA_CHECK(cudaEventCreate(&e));
+    for (int r = 0; r < repeats; ++r) {
+      BENCH_CUDA_CHECK(cudaEventRecord(evs[2 * r], stream));
+      BENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      BENCH_CUDA_CHECK(cudaEventRecord(evs[2 * r + 1], stream));
+    }
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int r = 0; r < repeats; ++r) {
+      float ms = 0;
+      BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, evs[2 * r], evs[2 * r + 1]));
+      per_gemm_s.push_back(ms * 1e-3 / batch);
+    }
+    for (auto& e : evs) cudaEventDestroy(e);
+    BENCH_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    BENCH_CUDA_CHECK(cudaGraphDestroy(graph));
+
+    const double t = bench::Median(per_gemm_s);
+    const double flop = 2.0 * p.m * p.n * p.k;
+    if (pi) rows << ",\n";
+    rows << "    {\"model\": " << bench::Str(p.model) << ", \"layer\": " << bench::Str(p.layer)
+         << ", \"pass\": " << bench::Str(LayoutName(p.layout)) << ", \"tokens\": " << p.tokens
+         << ", \"tp\": " << p.tp << ", \"m\": " << p.m << ", \"n\": " << p.n << ", \"k\": " << p.k
+         << ", \"time_s\": " << bench::Num(t) << ", \"time_min_s\": " << bench::Num(bench::MinOf(per_gemm_s))
+         << ", \"tflops\": " << bench::Num(flop / t * 1e-12) << ", \"batch\": " << batch
+         << ", \"repeats\": " << repeats << ", \"buffer_sets\": " << sets << "}";
+    std::fprintf(stderr, "gemm %zu/%zu %s %s %s tp=%d m=%lld n=%lld k=%lld %.1f TFLOP/s\n", pi + 1,
+                 problems.size(), p.model.c_str(), p.layer.c_str(), LayoutName(p.layout), p.tp,
+                 static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+                 flop / t * 1e-12);
+  }
+
+  std::ostringstream o;
+  o << "{\n  \"benchmark\": \"gemm_sweep\",\n  \"timestamp_utc\": " << bench::Str(bench::UtcNow())
+    << ",\n  \"device\": " << bench::DeviceJson(0) << ",\n  \"library\": \"cublasGemmEx\", \"cublas_version\": "
+    << cublas_version << ",\n  \"dtype\": \"bf16\", \"accumulate\": \"fp32\", \"output\": \"bf16\","
+    << "\n  \"workspace_bytes\": " << workspace_bytes
+    << ",\n  \"layout_check_rel_error\": " << bench::Num(check_rel_err)
+    << ",\n  \"min_time_ms\": " << bench::Num(min_time_ms) << ", \"preheat_s\": " << bench::Num(preheat_s)
+    << ",\n  \"timing\": \"median over repeats of (CUDA-graph replay of a batch of back-to-back GEMMs between CUDA events) / batch; operands rotate over >= 256 MiB of buffers\","
+    << "\n  \"results\": [\n" << rows.str() << "\n  ]\n}\n";
+  bench::Emit(o.str(), out_path);
+  cublasDestroy(h);
+  return 0;
+}

@@ -1,0 +1,132 @@
+#include "calibrate/gemm_fit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "cost_model/kernel_time.h"
+
+namespace parasim::calibrate {
+namespace {
+
+DeviceRates RatesFor(const GpuProfile& gpu, double gemm_max) {
+  // As the evaluator builds them (cost_model/evaluator.cc): bf16 peak, HBM at
+  // the profile's streaming efficiency.
+  DeviceRates d;
+  d.peak_flops = gpu.bf16_dense.si();
+  d.gemm_max_efficiency = gemm_max;
+  d.hbm_Bps = gpu.hbm_bandwidth.si() * gpu.memory_efficiency;
+  d.sm_count = gpu.sm_count;
+  return d;
+}
+
+double SumSqLog(const std::vector<const GemmSample*>& rows, const GpuProfile& gpu, double g) {
+  double sum = 0;
+  for (const GemmSample* s : rows) {
+    const double e = std::log(ModelGemmSeconds(gpu, g, *s) / s->time.si());
+    sum += e * e;
+  }
+  return sum;
+}
+
+void Accumulate(GemmGroupError& g, double log_err, double rel_err) {
+  ++g.points;
+  g.mean_log_error += log_err;
+  g.rms_rel_error += rel_err * rel_err;
+}
+
+void Finish(GemmGroupError& g) {
+  if (g.points == 0) return;
+  g.mean_log_error /= g.points;
+  g.rms_rel_error = std::sqrt(g.rms_rel_error / g.points);
+}
+
+}  // namespace
+
+double MeasuredEfficiency(const GemmSample& s, const GpuProfile& gpu) {
+  return s.Flop() / (s.time.si() * gpu.bf16_dense.si());
+}
+
+double ModelGemmSeconds(const GpuProfile& gpu, double gemm_max_efficiency, const GemmSample& s) {
+  return GemmSeconds(RatesFor(gpu, gemm_max_efficiency), static_cast<double>(s.m), static_cast<double>(s.n),
+                     static_cast<double>(s.k));
+}
+
+GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfile& gpu,
+                          const GemmFitOptions& options) {
+  GemmFit fit;
+  std::vector<const GemmSample*> rows;
+  for (const auto& s : samples)
+    if (std::min({s.m, s.n, s.k}) >= options.min_dim && s.time.si() > 0) rows.push_back(&s);
+  FitSummary& sum = fit.summary;
+  if (rows.empty() || gpu.bf16_dense.si() <= 0 || gpu.sm_count <= 0) {
+    sum.status = FitStatus::kInsufficientData;
+    sum.message = rows.empty() ? "no GEMM rows to fit" : "the profile has no bf16 peak or SM count";
+    return fit;
+  }
+  // One parameter, unimodal loss (the model time is ∝ 1/g until the HBM
+  // roofline takes over): golden-section search on [0.05, 1].
+  const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
+  double lo = 0.05, hi = 1.0;
+  double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
+  double f1 = SumSqLog(rows, gpu, x1), f2 = SumSqLog(rows, gpu, x2);
+  int it = 0;
+  while (hi - lo > 1e-7 && it < 200) {
+    ++it;
+    if (f1 < f2) {
+      hi = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = hi - phi * (hi - lo);
+      f1 = SumSqLog(rows, gpu, x1);
+    } else {
+      lo = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = lo + phi * (hi - lo);
+      f2 = SumSqLog(rows, gpu, x2);
+    }
+  }
+  const double g = 0.5 * (lo + hi);
+  fit.gemm_max_efficiency = g;
+  fit.points = static_cast<int>(rows.size());
+  sum.iterations = it;
+
+  double rel_sq = 0, eff_sum = 0;
+  std::map<int, std::pair<double, int>> eff_tp;
+  for (const GemmSample* s : rows) {
+    const double model = ModelGemmSeconds(gpu, g, *s);
+    const double log_err = std::log(model / s->time.si());
+    const double rel_err = (model - s->time.si()) / s->time.si();
+    rel_sq += rel_err * rel_err;
+    Accumulate(fit.by_tp[s->tp], log_err, rel_err);
+    Accumulate(fit.by_pass[s->pass], log_err, rel_err);
+    const double eta = MeasuredEfficiency(*s, gpu);
+    eff_sum += eta;
+    if (!s->model.empty()) {
+      eff_tp[s->tp].first += eta;
+      eff_tp[s->tp].second += 1;
+    }
+    if (std::min({s->m, s->n, s->k}) >= 4096 && eta > fit.best_efficiency) {
+      fit.best_efficiency = eta;
+      fit.best_shape = StrCat(s->m, "x", s->n, "x", s->k);
+    }
+  }
+  for (auto& [tp, e] : fit.by_tp) Finish(e);
+  for (auto& [p, e] : fit.by_pass) Finish(e);
+  for (const auto& [tp, acc] : eff_tp) fit.mean_efficiency_by_tp[tp] = acc.first / acc.second;
+  fit.mean_efficiency = eff_sum / static_cast<double>(rows.size());
+  sum.rms_rel_error = std::sqrt(rel_sq / static_cast<double>(rows.size()));
+  const bool at_bound = g < 0.05 + 1e-5 || g > 1.0 - 1e-5;
+  if (at_bound) {
+    sum.status = FitStatus::kIllConditioned;
+    sum.message = StrCat("gemm_max_efficiency ran to the bound of [0.05, 1] (", g, "): the sweep does not match the model");
+  } else {
+    sum.status = sum.rms_rel_error > options.poor_fit_rms ? FitStatus::kPoorFit : FitStatus::kConverged;
+    sum.message = StrCat(rows.size(), " GEMMs, gemm_max_efficiency ", g, ", rms relative time error ",
+                         sum.rms_rel_error);
+  }
+  return fit;
+}
+
+}  // namespace parasim::calibrate

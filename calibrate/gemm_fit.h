@@ -1,0 +1,54 @@
+// Fits the cost model's GEMM efficiency (cost_model/kernel_time.h) to a
+// measured sweep. The model is η(m,n,k) = gemm_max_efficiency × shape(m,n,k),
+// where shape() (tile and wave quantization over the SMs, tile intensity,
+// K-loop pipeline fill) has no free parameter exposed through the profile; so
+// the fit finds the gemm_max_efficiency that minimizes the squared log error
+// of the model's GemmSeconds (with its HBM roofline) against the measured
+// times, and reports how well the shape term follows the data, per tensor-
+// parallel degree and pass.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "calibrate/fit_summary.h"
+#include "calibrate/microbench_data.h"
+#include "core/gpu_profile.h"
+
+namespace parasim::calibrate {
+
+// Measured efficiency of one GEMM: achieved FLOP/s over the dense bf16 peak.
+double MeasuredEfficiency(const GemmSample& s, const GpuProfile& gpu);
+
+struct GemmGroupError {
+  int points = 0;
+  double mean_log_error = 0;  // mean ln(model time / measured time): > 0 = model too slow
+  double rms_rel_error = 0;
+};
+
+struct GemmFit {
+  double gemm_max_efficiency = 0;      // fitted multiplier of the cost model's η
+  int points = 0;                      // GEMMs in the fit
+  double best_efficiency = 0;          // highest measured η over large shapes (min(m,n,k) ≥ 4096)
+  std::string best_shape;              // "m×n×k" of that GEMM
+  double mean_efficiency = 0;          // mean measured η over all rows
+  FitSummary summary;                  // rms relative error of model vs measured time
+  std::map<int, GemmGroupError> by_tp;             // residuals per tensor-parallel degree
+  std::map<std::string, GemmGroupError> by_pass;   // per pass (fwd, dgrad, wgrad, square)
+  std::map<int, double> mean_efficiency_by_tp;     // measured, Llama rows only
+};
+
+struct GemmFitOptions {
+  double poor_fit_rms = 0.15;   // rms relative error above which the status is kPoorFit
+  int64_t min_dim = 1;          // rows with min(m,n,k) below are left out of the fit
+};
+
+GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfile& gpu,
+                          const GemmFitOptions& options = {});
+
+// The cost model's predicted time for one GEMM under `gpu`, with the given
+// gemm_max_efficiency (the evaluator's DeviceRates for bf16).
+double ModelGemmSeconds(const GpuProfile& gpu, double gemm_max_efficiency, const GemmSample& s);
+
+}  // namespace parasim::calibrate

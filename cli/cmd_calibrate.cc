@@ -1,0 +1,264 @@
+// `parasim calibrate run | import-nccl-tests | fit`: run the CUDA
+// microbenchmarks (CUDA builds only), fit α-β to nccl-tests logs, and fit a
+// GPU profile to microbenchmark measurements.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/alpha_beta_fit.h"
+#include "calibrate/calibration.h"
+#include "calibrate/nccl_tests_log.h"
+#include "cli/command.h"
+#include "core/check.h"
+#include "core/error.h"
+#include "core/loaders.h"
+#include "core/unit_parse.h"
+
+namespace parasim::cli {
+namespace {
+
+using namespace parasim::calibrate;
+
+// STYLE.md §4.3: environment failures (no GPU, no CUDA build) exit with 3.
+// main.cc maps parasim::Error to 2, so this command ends the process itself.
+[[noreturn]] void EnvironmentFailure(const std::string& message) {
+  std::cout.flush();
+  std::cerr << "parasim: error: " << message << "\n";
+  std::exit(3);
+}
+
+std::string Fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+// ---- calibrate run --------------------------------------------------------
+
+void RunMicrobenchmarks(const std::string& out_dir, bool quick) {
+#ifndef PARASIM_HAVE_CUDA
+  (void)out_dir;
+  (void)quick;
+  EnvironmentFailure(
+      "calibrate run: built without CUDA (no CUDA toolkit and NCCL at configure time); build on a machine with "
+      "them, or run calibrate/cuda/run_all.sh DIR on a GPU machine and then `parasim calibrate fit --measurements "
+      "DIR`");
+#else
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) EnvironmentFailure("calibrate run: cannot locate the parasim executable (/proc/self/exe)");
+  const fs::path bin_dir = self.parent_path() / "calibrate";
+  fs::create_directories(out_dir, ec);
+  if (ec) throw Error(out_dir, "--out", StrCat("cannot create the directory: ", ec.message()));
+  struct Program {
+    const char* binary;
+    const char* output;
+    std::string args;
+  };
+  const std::string q = quick ? " --quick" : "";
+  const Program programs[] = {
+      {"parasim_launch_overhead", "launch_overhead.json", ""},
+      {"parasim_power_states", "power_states.json", q},
+      {"parasim_hbm_bandwidth", "hbm_bandwidth.json", q},
+      {"parasim_gemm_sweep", "gemm_sweep.json", q},
+      {"parasim_gemm_sweep", "gemm_sweep_sustained.json", " --quick --preheat-s 10 --min-time-ms 1000"},
+  };
+  for (const Program& p : programs) {
+    const fs::path exe = bin_dir / p.binary;
+    if (!fs::exists(exe)) EnvironmentFailure(StrCat("calibrate run: ", exe.string(), " is missing (build it)"));
+    const fs::path out = fs::path(out_dir) / p.output;
+    const std::string cmd = StrCat("'", exe.string(), "' -o '", out.string(), "'", p.args);
+    std::cerr << "parasim: running " << p.binary << p.args << "\n";
+    const int rc = std::system(cmd.c_str());
+    const int status = rc == -1 ? -1 : WEXITSTATUS(rc);
+    if (status == 3) EnvironmentFailure(StrCat("calibrate run: ", p.binary, " found no usable GPU"));
+    if (status != 0) throw InternalError(StrCat("calibrate run: ", p.binary, " failed with exit code ", status));
+  }
+  std::cerr << "parasim: measurements in " << out_dir << "; fit with `parasim calibrate fit --measurements "
+            << out_dir << "`\n";
+#endif
+}
+
+// ---- calibrate import-nccl-tests -------------------------------------------
+
+struct ImportOptions {
+  std::vector<std::string> logs;
+  std::string min_size = "1 B", max_size = "1000 TB";
+  bool in_place = false;
+};
+
+nlohmann::ordered_json FitJson(const AlphaBetaFit& f) {
+  nlohmann::ordered_json j;
+  j["status"] = ToString(f.summary.status);
+  j["message"] = f.summary.message;
+  j["points"] = f.points;
+  if (f.summary.usable()) {
+    j["alpha_s"] = f.alpha.si();
+    j["beta_Bps"] = f.beta.si();
+    j["bus_beta_Bps"] = f.bus_beta.si();
+    j["rms_rel_error"] = f.summary.rms_rel_error;
+  }
+  return j;
+}
+
+void ImportNcclTests(const ImportOptions& opt, const OutputOptions& out) {
+  AlphaBetaOptions fit_opt;
+  fit_opt.min_size = ParseBytes(opt.min_size, "--min-size");
+  fit_opt.max_size = ParseBytes(opt.max_size, "--max-size");
+  fit_opt.in_place = opt.in_place;
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  std::ostringstream os;
+  for (const std::string& log : opt.logs) {
+    for (const NcclTestsTable& t : LoadNcclTestsLog(log)) {
+      const AlphaBetaFit f = FitAlphaBeta(t, fit_opt);
+      nlohmann::ordered_json j;
+      j["file"] = t.file;
+      j["collective"] = t.collective;
+      j["ranks"] = t.ranks;
+      j["nccl_version"] = t.nccl_version;
+      j["bus_factor"] = t.BusFactor();
+      j["fit"] = FitJson(f);
+      j["rows"] = nlohmann::ordered_json::array();
+      for (const NcclTestsRow& r : t.rows) {
+        const NcclTestsResult& m = opt.in_place ? r.in_place : r.out_of_place;
+        j["rows"].push_back({{"size_bytes", r.size.si()},
+                             {"time_s", m.time.si()},
+                             {"algbw_Bps", m.algbw.si()},
+                             {"busbw_Bps", m.busbw.si()},
+                             {"wrong", m.wrong}});
+      }
+      all.push_back(j);
+
+      os << t.file << ": " << t.collective << ", " << t.ranks << " ranks"
+         << (t.nccl_version.empty() ? "" : ", " + t.nccl_version) << "\n";
+      if (f.summary.usable()) {
+        os << "  alpha " << Fixed(f.alpha.si() * 1e6, 2) << " us, beta " << Fixed(f.beta.si() * 1e-9, 1)
+           << " GB/s algbw (" << Fixed(f.bus_beta.si() * 1e-9, 1) << " GB/s busbw), " << f.points
+           << " rows, rms error " << Fixed(f.summary.rms_rel_error * 100, 1) << "% [" << ToString(f.summary.status)
+           << "]\n";
+      } else {
+        os << "  no alpha-beta fit: " << ToString(f.summary.status) << ": " << f.summary.message << "\n";
+      }
+      os << "  " << std::right << std::setw(14) << "size (B)" << std::setw(12) << "time (us)" << std::setw(14)
+         << "algbw (GB/s)" << std::setw(14) << "busbw (GB/s)" << std::setw(12) << "fit (us)" << "\n";
+      for (const NcclTestsRow& r : t.rows) {
+        const NcclTestsResult& m = opt.in_place ? r.in_place : r.out_of_place;
+        const double model = f.summary.usable() ? (f.alpha.si() + r.size.si() / f.beta.si()) * 1e6 : 0.0;
+        os << "  " << std::setw(14) << static_cast<long long>(r.size.si()) << std::setw(12)
+           << Fixed(m.time.si() * 1e6, 2) << std::setw(14) << Fixed(m.algbw.si() * 1e-9, 2) << std::setw(14)
+           << Fixed(m.busbw.si() * 1e-9, 2) << std::setw(12) << (f.summary.usable() ? Fixed(model, 2) : "-")
+           << "\n";
+      }
+    }
+  }
+  if (out.Parsed() == Format::kJson) {
+    WriteOutput(out, nlohmann::ordered_json{{"tables", all}}.dump(2) + "\n");
+  } else {
+    WriteOutput(out, os.str());
+  }
+}
+
+// ---- calibrate fit ---------------------------------------------------------
+
+struct FitOptions {
+  std::string profile = "h100-sxm";
+  std::string measurements;
+  std::string name;
+};
+
+std::string FitReport(const CalibrationFits& f, const GpuProfile& base, const GpuProfile& out) {
+  std::ostringstream os;
+  os << "calibrated " << base.name << " -> " << out.name << " from " << f.device << " (" << f.date << ")\n";
+  auto line = [&](const std::string& what, const FitSummary& s) {
+    os << "  " << std::left << std::setw(22) << what << std::setw(18) << ToString(s.status) << s.message << "\n";
+  };
+  if (f.gemm) {
+    line("gemm_max_efficiency", f.gemm->summary);
+    os << "    " << base.gemm_max_efficiency << " -> " << out.gemm_max_efficiency << " (best measured "
+       << Fixed(f.gemm->best_efficiency, 3) << " at " << f.gemm->best_shape << ")\n";
+    const GemmFit& shown = f.gemm_burst ? *f.gemm_burst : *f.gemm;
+    os << "    cost-model residual by tp (" << (f.gemm_burst ? "burst sweep" : "sweep")
+       << ", mean ln(model/measured), rms):";
+    for (const auto& [tp, e] : shown.by_tp)
+      os << " tp" << tp << " " << Fixed(e.mean_log_error, 3) << "/" << Fixed(e.rms_rel_error, 3);
+    os << "\n";
+    if (f.gemm_burst)
+      os << "    burst sweep alone would give " << Fixed(f.gemm_burst->gemm_max_efficiency, 4) << " over "
+         << f.gemm_burst->points << " GEMMs\n";
+  }
+  if (f.memory) {
+    line("memory_efficiency", f.memory->summary);
+    os << "    " << base.memory_efficiency << " -> " << out.memory_efficiency << "\n";
+  }
+  if (f.power) {
+    line("power", f.power->summary);
+    os << "    idle " << base.idle_power.si() << " -> " << out.idle_power.si() << " W, matmul_fraction "
+       << base.power_matmul_fraction << " -> " << out.power_matmul_fraction << ", memory_fraction "
+       << base.power_memory_fraction << " -> " << out.power_memory_fraction << "\n";
+  }
+  if (f.launch) {
+    os << "  launch overhead (not a GPU-profile field; see the software stack): host "
+       << Fixed(f.launch->host_enqueue.si() * 1e6, 2) << " us, queued " << Fixed(f.launch->queued.si() * 1e6, 2)
+       << " us, graph " << Fixed(f.launch->graph.si() * 1e6, 2) << " us per kernel\n";
+  }
+  return os.str();
+}
+
+void FitProfile(const FitOptions& opt, const OutputOptions& out) {
+  const GpuProfile base = LoadGpuProfile(opt.profile);
+  const MicrobenchData data = LoadMicrobenchDir(opt.measurements);
+  const CalibrationFits fits = FitMicrobench(data, base);
+  const std::string name = opt.name.empty() ? base.name + "-calibrated" : opt.name;
+  const GpuProfile calibrated = ApplyCalibration(base, fits, name);
+  WriteOutput(out, GpuProfileYaml(calibrated));
+  std::cerr << FitReport(fits, base, calibrated);
+}
+
+const CommandRegistration kCalibrate{
+    "calibrate", "Measure a GPU (CUDA builds), import nccl-tests logs, fit a calibrated GPU profile",
+    [](CLI::App& cmd) {
+      cmd.require_subcommand(1);
+      auto out = std::make_shared<OutputOptions>();
+      auto run_dir = std::make_shared<std::string>("calibration-out");
+      auto quick = std::make_shared<bool>(false);
+      auto import = std::make_shared<ImportOptions>();
+      auto fit = std::make_shared<FitOptions>();
+
+      CLI::App* run = cmd.add_subcommand("run", "Run the CUDA microbenchmarks on GPU 0 (GEMM sweep, HBM, launch, power)");
+      run->add_option("--out", *run_dir, "Directory for the measurement JSON files")->capture_default_str();
+      run->add_flag("--quick", *quick, "A short subset (minutes less)");
+
+      CLI::App* imp = cmd.add_subcommand("import-nccl-tests", "Fit alpha-beta per collective to nccl-tests logs");
+      imp->add_option("logs", import->logs, "nccl-tests stdout logs")->required()->check(CLI::ExistingFile);
+      imp->add_option("--min-size", import->min_size, "Fit only rows at least this size (e.g. 16MiB)")
+          ->capture_default_str();
+      imp->add_option("--max-size", import->max_size, "Fit only rows at most this size")->capture_default_str();
+      imp->add_flag("--in-place", import->in_place, "Use the in-place columns (default: out-of-place)");
+      AddOutputOptions(*imp, *out, /*csv_allowed=*/false);
+
+      CLI::App* fitc = cmd.add_subcommand("fit", "Fit a GPU profile to microbenchmark measurements; writes YAML");
+      fitc->add_option("--profile", fit->profile, "GPU profile to start from (name or YAML file)")
+          ->capture_default_str();
+      fitc->add_option("--measurements", fit->measurements, "Directory written by `calibrate run` or run_all.sh")
+          ->required();
+      fitc->add_option("--name", fit->name, "Name of the calibrated profile (default: <profile>-calibrated)");
+      fitc->add_option("-o,--output", out->output_file, "Write the YAML to FILE (whole or not at all)");
+
+      return std::function<void()>([=] {
+        if (run->parsed()) RunMicrobenchmarks(*run_dir, *quick);
+        if (imp->parsed()) ImportNcclTests(*import, *out);
+        if (fitc->parsed()) FitProfile(*fit, *out);
+      });
+    }};
+
+}  // namespace
+}  // namespace parasim::cli
