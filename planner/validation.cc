@@ -388,8 +388,9 @@ class Validator {
       ParallelConfig cfg;
       cfg.dp = c.TotalGpus();
       const GroupPath path = ResolveGroupPath(c, cfg, ParallelDim::kDp);
-      const CollectiveCost ag = EstimateCollective(CollectiveOp::kAllGather, layer_bytes, path, stack.nccl);
-      const CollectiveCost ar = EstimateCollective(CollectiveOp::kAllReduce, layer_bytes, path, stack.nccl);
+      const NcclFeatures features = NcclFeaturesFor(c, stack.nccl_version);
+      const CollectiveCost ag = EstimateCollective(CollectiveOp::kAllGather, layer_bytes, path, features);
+      const CollectiveCost ar = EstimateCollective(CollectiveOp::kAllReduce, layer_bytes, path, features);
       const double agbw = ag.busbw.si() / 1e9, arbw = ar.busbw.si() / 1e9;
       if (nodes == 4) { ag4 = agbw; ar4 = arbw; }
       if (nodes == 512) { ag512 = agbw; ar512 = arbw; }
