@@ -25,6 +25,8 @@ struct PlannerFlags {
   std::string checkpoint_cost = "60 s";
   std::string checkpoint_interval;   // "" = Young/Daly optimum
   std::string restart_time = "10 min";
+  std::string fidelity = "analytical";
+  int rescore = 16;
 
   planner::PlanOptions ToOptions() const {
     planner::PlanOptions o;
@@ -42,6 +44,9 @@ struct PlannerFlags {
       o.objective.goodput.checkpoint_interval = ParseDuration(checkpoint_interval, "--checkpoint-interval");
     }
     o.objective.goodput.restart_time = ParseDuration(restart_time, "--restart-time");
+    if (fidelity == "simulated") o.fidelity = Fidelity::kSimulated;
+    else if (fidelity == "full") o.fidelity = Fidelity::kFull;
+    o.rescore_k = rescore;
     o.objective.Validate();
     return o;
   }
@@ -67,6 +72,12 @@ inline void AddPlannerFlags(CLI::App& cmd, PlannerFlags& f, bool with_top = true
   cmd.add_option("--checkpoint-interval", f.checkpoint_interval,
                  "Checkpoint interval (duration; default: Young/Daly optimum)");
   cmd.add_option("--restart-time", f.restart_time, "Time to restart after a failure (duration)")->capture_default_str();
+  cmd.add_option("--fidelity", f.fidelity,
+                 "analytical (tier A only) | simulated (re-score the best with tier B) | full (tier C)")
+      ->check(CLI::IsMember({"analytical", "simulated", "full"}))
+      ->capture_default_str();
+  cmd.add_option("--rescore", f.rescore, "How many of tier A's best plans the simulator re-scores")
+      ->capture_default_str();
 }
 
 }  // namespace parasim::cli

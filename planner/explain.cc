@@ -1,5 +1,6 @@
 #include "planner/explain.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -31,7 +32,7 @@ std::vector<std::string> Compare(const Report& w, const Report& o, const char* l
   const double energy = o.tokens_per_joule > 0 ? w.tokens_per_joule / o.tokens_per_joule : 1.0;
   lines.push_back(StrCat("vs ", label, " [", ShortConfig(o.config), "]: throughput ", SignedPercent(speed),
                          ", tokens/J ", SignedPercent(energy), ", step ", Ms(w.step_time), " vs ", Ms(o.step_time)));
-  // Step time differences by part; the largest names the main reason.
+  // Step time differences by part.
   struct Part {
     const char* name;
     double delta_s;
@@ -41,25 +42,35 @@ std::vector<std::string> Compare(const Report& w, const Report& o, const char* l
       {"pipeline bubble", (w.bubble - o.bubble).si()},
       {"compute", (w.compute - o.compute).si()},
   };
-  const Part* main = &parts[0];
-  for (const Part& p : parts) {
-    if (std::fabs(p.delta_s) > std::fabs(main->delta_s)) main = &p;
-  }
-  lines.push_back(StrCat("  exposed comm ", Ms(w.exposed_comm), " vs ", Ms(o.exposed_comm), " (",
+  lines.push_back(StrCat("    exposed comm ", Ms(w.exposed_comm), " vs ", Ms(o.exposed_comm), " (",
                          Percent(w.exposed_comm_fraction), " vs ", Percent(o.exposed_comm_fraction), " of step); bubble ",
                          Ms(w.bubble), " vs ", Ms(o.bubble), "; compute ", Ms(w.compute), " vs ", Ms(o.compute),
                          " at ", Percent(KernelEfficiency(w)), " vs ", Percent(KernelEfficiency(o)),
                          " of peak; memory ", Gb(w.memory_per_gpu), " vs ", Gb(o.memory_per_gpu)));
-  std::string why;
-  if (std::fabs(main->delta_s) < 1e-9) {
-    why = "same step time parts";
-  } else {
-    why = StrCat(main->name, " ", main->delta_s < 0 ? "shorter" : "longer", " by ", Ms(Seconds(std::fabs(main->delta_s))));
+  // Where the winner gains step time and where it pays, largest first.
+  std::vector<Part> gains, losses;
+  for (const Part& p : parts) {
+    if (p.delta_s < -1e-6) gains.push_back(p);
+    if (p.delta_s > 1e-6) losses.push_back(p);
   }
+  auto by_size = [](const Part& a, const Part& b) { return std::fabs(a.delta_s) > std::fabs(b.delta_s); };
+  std::sort(gains.begin(), gains.end(), by_size);
+  std::sort(losses.begin(), losses.end(), by_size);
+  auto list = [](const std::vector<Part>& v) {
+    std::string out;
+    for (const Part& p : v) {
+      out += StrCat(out.empty() ? "" : ", ", p.name, " ", p.delta_s < 0 ? "-" : "+", Ms(Seconds(std::fabs(p.delta_s))));
+    }
+    return out;
+  };
+  std::string why;
+  if (gains.empty() && losses.empty()) why = "same step-time parts";
+  if (!gains.empty()) why = "gains on " + list(gains);
+  if (!losses.empty()) why += StrCat(why.empty() ? "" : "; ", "pays ", list(losses));
   if (objective == Objective::kTokensPerJoule) {
     why += StrCat("; power ", Fixed(w.power_per_gpu.si(), 0), " W vs ", Fixed(o.power_per_gpu.si(), 0), " W per GPU");
   }
-  lines.push_back("  main difference: " + why);
+  lines.push_back("    step time: " + why);
   return lines;
 }
 

@@ -69,6 +69,7 @@ std::string PlanToJson(const PlanResult& r, const PlanExtras& extras) {
   j["objective"] = ToString(r.objective.objective);
   j["objective_unit"] = ObjectiveUnit(r.objective.objective, r.objective.tokens);
   j["gpus"] = r.gpus;
+  j["fidelity"] = r.plans.empty() ? "analytical" : ToString(r.plans.front().fidelity);
   j["searched"] = r.searched;
   j["scored"] = r.scored;
   j["feasible"] = r.feasible;
@@ -102,7 +103,8 @@ std::string PlanToJson(const PlanResult& r, const PlanExtras& extras) {
 std::string PlanToTable(const PlanResult& r, const PlanExtras& extras) {
   std::string out = StrCat("objective: ", ToString(r.objective.objective), " (", ObjectiveUnit(r.objective.objective, r.objective.tokens),
                            ")  gpus: ", r.gpus, "  searched: ", r.searched, "  scored: ", r.scored,
-                           "  feasible: ", r.feasible, "\n");
+                           "  feasible: ", r.feasible, "  ranked by: ",
+                           r.plans.empty() ? "analytical" : ToString(r.plans.front().fidelity), "\n");
   if (!r.rejected.empty()) {
     out += "rejected:";
     for (const auto& [reason, n] : r.rejected) out += StrCat("  ", reason, " ", n, ";");

@@ -1,14 +1,25 @@
-// The product path: the planner scored by the tier-A evaluator. Kept apart
-// from planner.cc so the search links without the cost model's evaluator.
+// The product path: the planner scored by the tier-A evaluator and, when asked,
+// re-scored by the simulator (tier B or C). Kept apart from planner.cc so the
+// search links without the cost model's evaluator.
 #include "cost_model/evaluator.h"
 #include "planner/planner.h"
+#include "simulator/simulate.h"
 
 namespace parasim::planner {
 
 PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& options) {
   const Scorer scorer = [&evaluator](const ParallelConfig& c) { return evaluator.Evaluate(c); };
+  if (options.fidelity == Fidelity::kAnalytical) {
+    return RunPlan(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus(),
+                   evaluator.cluster().gpus_per_node, scorer, options);
+  }
+  simulator::SimulationOptions sim;
+  sim.fidelity = options.fidelity;
+  const Scorer rescorer = [&evaluator, sim](const ParallelConfig& c) {
+    return simulator::SimulateConfig(evaluator, c, sim).report;
+  };
   return RunPlan(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus(), evaluator.cluster().gpus_per_node,
-                 scorer, options);
+                 scorer, options, &rescorer);
 }
 
 }  // namespace parasim::planner

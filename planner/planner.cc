@@ -42,9 +42,10 @@ std::string ReasonCategory(const std::string& infeasible_reason) {
 ConstraintSet FsdpBaselineConstraints() { return ConstraintSet::Parse("tp=1,pp=1,cp=1,sharding=zero2", "baseline"); }
 
 PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
-                   const PlanOptions& options) {
+                   const PlanOptions& options, const Scorer* rescorer) {
   options.objective.Validate();
   if (options.top_k < 1) throw Error("", "--top", "must be at least 1");
+  if (options.rescore_k < 0) throw Error("", "--rescore", "must not be negative");
   if (options.threads < 0) throw Error("", "--threads", "must not be negative");
 
   const SearchSpace space = EnumerateSpace(model, job, gpus, gpus_per_node, options.constraints, options.space);
@@ -140,12 +141,44 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     if (sa != sb) return sa > sb;
     return a < b;
   };
-  const size_t k = std::min<size_t>(static_cast<size_t>(options.top_k), feasible.size());
-  std::partial_sort(feasible.begin(), feasible.begin() + static_cast<std::ptrdiff_t>(k), feasible.end(), better);
-  for (size_t i = 0; i < k; ++i) {
-    result.plans.push_back(scorer(space.ToConfig(feasible[i])));
-    result.plan_values.push_back(
-        ObjectiveValue(options.objective, MetricsOf(scored[feasible[i]]), gpus, result.goodput));
+  const size_t wanted = static_cast<size_t>(options.top_k);
+  const size_t ranked = std::min<size_t>(
+      rescorer ? std::max(wanted, static_cast<size_t>(options.rescore_k)) : wanted, feasible.size());
+  std::partial_sort(feasible.begin(), feasible.begin() + static_cast<std::ptrdiff_t>(ranked), feasible.end(), better);
+  if (rescorer == nullptr) {
+    for (size_t i = 0; i < ranked; ++i) {
+      result.plans.push_back(scorer(space.ToConfig(feasible[i])));
+      result.plan_values.push_back(
+          ObjectiveValue(options.objective, MetricsOf(scored[feasible[i]]), gpus, result.goodput));
+    }
+  } else {
+    // Re-score the best tier-A plans (in parallel, into slots), then re-rank.
+    std::vector<Report> rescored(ranked);
+    ParallelFor(ranked, options.threads, [&](size_t i) { rescored[i] = (*rescorer)(space.ToConfig(feasible[i])); });
+    std::vector<size_t> order;
+    std::vector<double> value(ranked), other(ranked);
+    for (size_t i = 0; i < ranked; ++i) {
+      if (!rescored[i].feasible) {
+        ++result.rejected[StrCat("rescored: ", ReasonCategory(rescored[i].infeasible_reason))];
+        --result.feasible;   // keeps searched = feasible + rejected
+        continue;
+      }
+      const PlanMetrics m{rescored[i].tokens_per_s, rescored[i].tokens_per_joule, rescored[i].exposed_comm_fraction};
+      value[i] = ObjectiveScore(options.objective, m, gpus, result.goodput);
+      other[i] = throughput_objective ? m.tokens_per_joule : m.tokens_per_s;
+      order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (value[a] != value[b]) return value[a] > value[b];
+      return other[a] > other[b];
+    });
+    for (size_t i = 0; i < order.size() && i < wanted; ++i) {
+      const Report& r = rescored[order[i]];
+      result.plans.push_back(r);
+      result.plan_values.push_back(ObjectiveValue(
+          options.objective, PlanMetrics{r.tokens_per_s, r.tokens_per_joule, r.exposed_comm_fraction}, gpus,
+          result.goodput));
+    }
   }
 
   std::vector<ParetoPoint> points;
@@ -158,7 +191,8 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     base.constraints = FsdpBaselineConstraints();
     base.baseline = false;
     base.top_k = 1;
-    PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base);
+    base.rescore_k = 1;
+    PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base, rescorer);
     if (!b.plans.empty()) {
       result.baseline = b.plans.front();
       result.baseline_value = b.plan_values.front();

@@ -47,6 +47,10 @@ struct PlanOptions {
   // that this never changes the result against the evaluator.
   bool memory_implication = true;
   bool baseline = true;         // also find the pure-FSDP baseline (tp=pp=cp=1, zero2)
+  // Tier B/C re-scoring (product path: the simulator): the best `rescore_k`
+  // tier-A plans are re-scored and re-ranked; the rest keep tier A's order.
+  Fidelity fidelity = Fidelity::kAnalytical;
+  int rescore_k = 16;
 };
 
 struct PlanResult {
@@ -64,11 +68,14 @@ struct PlanResult {
   std::map<std::string, int64_t> rejected;   // reason -> count (space cuts, scorer's reasons, dominance)
 };
 
-// The general form: any scorer (tests inject one).
+// The general form: any scorer (tests inject one). With a `rescorer` the best
+// max(top_k, rescore_k) plans (and the baseline) are re-scored by it and
+// re-ranked; ties keep tier A's order. The Pareto front stays tier A's.
 PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
-                   const PlanOptions& options);
+                   const PlanOptions& options, const Scorer* rescorer = nullptr);
 
-// The product form: tier A over the evaluator's model, cluster and job.
+// The product form: tier A over the evaluator's model, cluster and job, and
+// the simulator (tier B, or C for Fidelity::kFull) when options.fidelity asks.
 PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& options);
 
 // Reason category of an infeasible report: the text before ':' ("memory").

@@ -32,6 +32,7 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 std::string Pct(double fraction, int digits = 1) { return Fixed(100.0 * fraction, digits) + "%"; }
+std::string SignedPct(double fraction) { return (fraction >= 0 ? "+" : "") + Pct(fraction); }
 const char* Verdict(bool ok) { return ok ? "yes" : "NO"; }
 
 struct Setup {
@@ -85,8 +86,7 @@ std::string WholeSpace(const Setup& s, const Report& paper_best, int threads) {
   const std::optional<Report> any = Best(s, "", threads);
   if (!any) return "whole space: no feasible plan";
   return StrCat("whole space picks ", any->config.ToString(), " at ", Fixed(any->tokens_per_s, 0), " tokens/s (",
-                any->tokens_per_s >= paper_best.tokens_per_s ? "+" : "",
-                Pct(any->tokens_per_s / paper_best.tokens_per_s - 1.0), " vs the paper-space best)");
+                SignedPct(any->tokens_per_s / paper_best.tokens_per_s - 1.0), " vs the paper-space best)");
 }
 
 // The FSDP weak-scaling sweep of F1, F2 and F12 (tp=pp=1, zero2, local batch 2).
@@ -246,10 +246,10 @@ class Validator {
     f.pass = product_ok && tp16_ok && pp16_ok;
     f.predicted = StrCat("best tp=", best->config.tp, " pp=", best->config.pp, " (tp*pp=", product, ": ",
                          Verdict(product_ok), ")",
-                         fsdp ? StrCat(", ", Pct(best->tokens_per_s / fsdp->tokens_per_s - 1.0), " over tp=pp=1") : "",
+                         fsdp ? StrCat(", ", SignedPct(best->tokens_per_s / fsdp->tokens_per_s - 1.0), " over tp=pp=1") : "",
                          "; best with 16: ",
-                         tp16 ? Pct(tp16->tokens_per_s / best->tokens_per_s - 1.0) : std::string("n/a"), " (tp), ",
-                         pp16 ? Pct(pp16->tokens_per_s / best->tokens_per_s - 1.0) : std::string("n/a"),
+                         tp16 ? SignedPct(tp16->tokens_per_s / best->tokens_per_s - 1.0) : std::string("n/a"), " (tp), ",
+                         pp16 ? SignedPct(pp16->tokens_per_s / best->tokens_per_s - 1.0) : std::string("n/a"),
                          " (pp) vs best (", Verdict(tp16_ok && pp16_ok), ")");
     if (options_.whole_space) f.whole_space = WholeSpace(s, *best, options_.threads);
     return f;
@@ -297,7 +297,7 @@ class Validator {
     f.details.push_back("tp=pp=1: " + Describe(*fsdp));
     const double gain = tp->tokens_per_s / fsdp->tokens_per_s - 1.0;
     f.pass = gain >= 0.30 && gain <= 0.80;
-    f.predicted = StrCat("tp>1 ", gain >= 0 ? "+" : "", Pct(gain), " tokens/s over tp=pp=1, power ",
+    f.predicted = StrCat("tp>1 ", SignedPct(gain), " tokens/s over tp=pp=1, power ",
                          Fixed(tp->power_per_gpu.si() - fsdp->power_per_gpu.si(), 0), " W per GPU more");
     return f;
   }
@@ -388,9 +388,9 @@ class Validator {
       ParallelConfig cfg;
       cfg.dp = c.TotalGpus();
       const GroupPath path = ResolveGroupPath(c, cfg, ParallelDim::kDp);
-      const NcclFeatures nccl = NcclFeaturesFor(c, stack.nccl_version);   // the paper's NCCL on this fabric
-      const CollectiveCost ag = EstimateCollective(CollectiveOp::kAllGather, layer_bytes, path, nccl);
-      const CollectiveCost ar = EstimateCollective(CollectiveOp::kAllReduce, layer_bytes, path, nccl);
+      const NcclFeatures features = NcclFeaturesFor(c, stack.nccl_version);
+      const CollectiveCost ag = EstimateCollective(CollectiveOp::kAllGather, layer_bytes, path, features);
+      const CollectiveCost ar = EstimateCollective(CollectiveOp::kAllReduce, layer_bytes, path, features);
       const double agbw = ag.busbw.si() / 1e9, arbw = ar.busbw.si() / 1e9;
       if (nodes == 4) { ag4 = agbw; ar4 = arbw; }
       if (nodes == 512) { ag512 = agbw; ar512 = arbw; }
@@ -424,7 +424,7 @@ class Validator {
     f.details.push_back("best cp>1: " + Describe(*cp));
     f.details.push_back("best tp>1: " + Describe(*tp));
     f.pass = cp->tokens_per_s < tp->tokens_per_s;
-    f.predicted = StrCat("best cp>1 (cp=", cp->config.cp, ") at ", Pct(cp->tokens_per_s / tp->tokens_per_s - 1.0),
+    f.predicted = StrCat("best cp>1 (cp=", cp->config.cp, ") at ", SignedPct(cp->tokens_per_s / tp->tokens_per_s - 1.0),
                          " vs best tp>1 (tp=", tp->config.tp, ")");
     return f;
   }

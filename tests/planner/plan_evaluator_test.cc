@@ -14,6 +14,7 @@
 #include "planner/planner.h"
 #include "planner/scaling.h"
 #include "planner/validation.h"
+#include "planner/whatif.h"
 
 using namespace parasim;
 using namespace parasim::planner;
@@ -149,4 +150,30 @@ TEST_CASE("planner: memory implication never changes the result", "[planner]") {
   REQUIRE(fast.plans.size() == full.plans.size());
   for (size_t i = 0; i < fast.plans.size(); ++i) CHECK(fast.plans[i].config.ToString() == full.plans[i].config.ToString());
   REQUIRE(fast.pareto.size() == full.pareto.size());
+}
+
+TEST_CASE("planner: what-if grids re-plan at every point", "[planner]") {
+  const ModelSpec model = LoadModel("llama2-7b");
+  const ClusterSpec cluster = ResizeCluster(LoadCluster("dgx-h100"), 64);
+  JobSpec job;
+  job.global_batch = 128;
+  job.seq_len = 4096;
+  PlanOptions o;
+  o.threads = 2;
+  o.objective.objective = Objective::kThroughput;
+  const std::vector<Variation> grid = {ParseVariation("inter_node.nic_bandwidth=100Gb/s,400Gb/s"),
+                                       ParseVariation("nodes=4,8")};
+  const std::vector<WhatifPoint> points = RunWhatif(model, cluster, job, grid, o);
+  REQUIRE(points.size() == 4);
+  CHECK(points[0].setting[0].second == "100Gb/s");
+  CHECK(points[1].setting[1].second == "8");
+  CHECK(points[1].gpus == 64);
+  CHECK(points[0].gpus == 32);
+  for (const auto& p : points) REQUIRE(p.feasible);
+  // A faster NIC never makes the best plan slower.
+  CHECK(points[2].best.tokens_per_s >= points[0].best.tokens_per_s);
+  CHECK(points[3].best.tokens_per_s >= points[1].best.tokens_per_s);
+  CHECK_THROWS_WITH(ParseVariation("inter_node.nic_speed=1"), Catch::Contains("nic_speed"));
+  CHECK_THROWS_WITH(RunWhatif(model, cluster, job, {ParseVariation("inter_node.nic_bandwidth=400")}, o),
+                    Catch::Contains("nic_bandwidth"));
 }

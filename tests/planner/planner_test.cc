@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "fake_scorer.h"
@@ -185,4 +187,41 @@ TEST_CASE("planner: reason categories", "[planner]") {
   CHECK(ReasonCategory("memory: needs 91 GB of 80 GB") == "memory");
   CHECK(ReasonCategory("  config : tp does not divide") == "config");
   CHECK(ReasonCategory("") == "infeasible");
+}
+
+TEST_CASE("planner: a re-scorer re-ranks the best plans", "[planner]") {
+  Setup s;
+  PlanOptions o;
+  o.objective.objective = Objective::kThroughput;
+  o.top_k = 4;
+  o.rescore_k = 10;
+  const PlanResult a = s.Run(o);
+  // A re-scorer that halves the throughput of tp > 1 plans.
+  const Scorer base = s.scorer();
+  const Scorer rescorer = [base](const ParallelConfig& c) {
+    Report r = base(c);
+    r.fidelity = Fidelity::kSimulated;
+    if (c.tp > 1) r.tokens_per_s /= 2;
+    return r;
+  };
+  o.threads = 3;
+  const PlanResult b = RunPlan(s.model, s.job, s.gpus, s.gpus_per_node, base, o, &rescorer);
+  REQUIRE(b.plans.size() == 4);
+  for (const Report& p : b.plans) CHECK(p.fidelity == Fidelity::kSimulated);
+  for (size_t i = 1; i < b.plan_values.size(); ++i) CHECK(b.plan_values[i - 1] >= b.plan_values[i]);
+  // Plans are tier A's top 10, re-scored and re-ranked (stable on ties).
+  PlanOptions ten = o;
+  ten.top_k = 10;
+  const PlanResult tier_a = s.Run(ten);
+  std::vector<Report> expect;
+  for (const Report& p : tier_a.plans) expect.push_back(rescorer(p.config));
+  std::stable_sort(expect.begin(), expect.end(),
+                   [](const Report& x, const Report& y) { return x.tokens_per_s > y.tokens_per_s; });
+  for (size_t i = 0; i < b.plans.size(); ++i) CHECK(b.plans[i].config.ToString() == expect[i].config.ToString());
+  CHECK(b.searched == a.searched);
+  CHECK(b.feasible == a.feasible);
+  REQUIRE(b.pareto.size() == a.pareto.size());   // the front stays tier A's
+  o.threads = 1;
+  const PlanResult c = RunPlan(s.model, s.job, s.gpus, s.gpus_per_node, base, o, &rescorer);
+  CHECK(Fingerprint(c) == Fingerprint(b));
 }
