@@ -44,6 +44,8 @@ CalibrationFits FitMicrobench(const MicrobenchData& data, const GpuProfile& base
     f.gemm = FitGemmEfficiency(data.gemm->samples, base);
     f.gemm_source = data.gemm->file;
   }
+  if (data.gemm) f.gemm_shape = FitGemmShapeModel(data.gemm->samples, base);
+  else if (data.gemm_sustained) f.gemm_shape = FitGemmShapeModel(data.gemm_sustained->samples, base);
   if (data.hbm) f.memory = FitMemoryEfficiency(*data.hbm, base);
   if (data.power) f.power = FitPower(*data.power, base);
   f.launch = data.launch;

@@ -9,6 +9,7 @@
 
 #include "calibrate/device_fits.h"
 #include "calibrate/gemm_fit.h"
+#include "calibrate/gemm_shape_model.h"
 #include "calibrate/microbench_data.h"
 #include "core/gpu_profile.h"
 
@@ -21,6 +22,9 @@ struct CalibrationFits {
   std::optional<GemmFit> gemm;
   std::string gemm_source;            // file the written fit came from
   std::optional<GemmFit> gemm_burst;  // the full burst sweep's fit, when both exist
+  // The smooth shape model (gemm_shape_model.h) on the fullest sweep, for
+  // comparison with the cost model's shape term; reported, not written.
+  std::optional<GemmShapeFit> gemm_shape;
   std::optional<MemoryFit> memory;
   std::optional<PowerFit> power;
   std::optional<LaunchOverhead> launch;  // reported only: launch cost belongs to the software stack

@@ -57,7 +57,8 @@ GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfi
   GemmFit fit;
   std::vector<const GemmSample*> rows;
   for (const auto& s : samples)
-    if (std::min({s.m, s.n, s.k}) >= options.min_dim && s.time.si() > 0) rows.push_back(&s);
+    if (std::min({s.m, s.n, s.k}) >= options.min_dim && s.time >= options.min_time && s.time.si() > 0)
+      rows.push_back(&s);
   FitSummary& sum = fit.summary;
   if (rows.empty() || gpu.bf16_dense.si() <= 0 || gpu.sm_count <= 0) {
     sum.status = FitStatus::kInsufficientData;

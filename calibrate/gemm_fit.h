@@ -42,6 +42,10 @@ struct GemmFit {
 struct GemmFitOptions {
   double poor_fit_rms = 0.15;   // rms relative error above which the status is kPoorFit
   int64_t min_dim = 1;          // rows with min(m,n,k) below are left out of the fit
+  // Rows faster than this are left out: a kernel's fixed device-side cost
+  // (~1-2 µs between kernels, launch_overhead.json) is the software stack's
+  // kernel gap, not GEMM efficiency, and dominates below ~20 µs.
+  Seconds min_time = Microseconds(20);
 };
 
 GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfile& gpu,

@@ -193,7 +193,16 @@ std::string FitReport(const CalibrationFits& f, const GpuProfile& base, const Gp
     os << "\n";
     if (f.gemm_burst)
       os << "    burst sweep alone would give " << Fixed(f.gemm_burst->gemm_max_efficiency, 4) << " over "
-         << f.gemm_burst->points << " GEMMs\n";
+         << f.gemm_burst->points << " GEMMs, rms relative time error "
+         << Fixed(f.gemm_burst->summary.rms_rel_error, 3) << "\n";
+  }
+  if (f.gemm_shape) {
+    const GemmShapeFit& s = *f.gemm_shape;
+    line("gemm shape model", s.summary);
+    os << "    eta = g k/(k+k0) mn/(mn+c): g " << Fixed(s.params.g, 4) << ", k0 " << Fixed(s.params.k0, 1) << ", c "
+       << Fixed(s.params.c_mn, 0) << "; rms by tp:";
+    for (const auto& [tp, e] : s.rms_by_tp) os << " tp" << tp << " " << Fixed(e, 3);
+    os << "\n";
   }
   if (f.memory) {
     line("memory_efficiency", f.memory->summary);

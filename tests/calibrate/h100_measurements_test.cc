@@ -179,3 +179,18 @@ TEST_CASE("calibrate: the calibrated H100 profile loads back", "[calibrate]") {
   CHECK_THAT(back.power_memory_fraction, WithinRel(g.power_memory_fraction, 1e-11));
   CHECK(back.sources.at("calibration").find("calibrated on NVIDIA H100 80GB HBM3 2026-11-23") != std::string::npos);
 }
+
+TEST_CASE("calibrate: on the H100 sweep the smooth shape model beats tile/wave quantization", "[calibrate]") {
+  // Finding (docs/DECISIONS.md, calibrate): cuBLAS on Hopper shows no wave
+  // steps, and short K loops cost more than a 64-deep pipeline fill. The
+  // smooth model follows every tp within ~8% rms; the cost model's tile/wave
+  // term misses skinny high-tp GEMMs by 15-30% rms.
+  const GpuProfile h100 = testing::HandH100();
+  const GemmFit tile = FitGemmEfficiency(Data().gemm->samples, h100);
+  const GemmShapeFit smooth = FitGemmShapeModel(Data().gemm->samples, h100);
+  REQUIRE(smooth.summary.status == FitStatus::kConverged);
+  CHECK(smooth.summary.rms_rel_error < tile.summary.rms_rel_error);
+  for (const auto& [tp, rms] : smooth.rms_by_tp) CHECK(rms < 0.1);
+  CHECK(smooth.params.k0 > 64.0);  // per-tile fixed cost above one pipeline stage
+  CHECK_THAT(smooth.params.g, WithinRel(0.8, 0.05));
+}
