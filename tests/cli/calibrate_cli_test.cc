@@ -10,34 +10,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/cli/run_parasim.h"
+
 using Catch::Matchers::Contains;
 
 namespace {
 
-struct CalRun {
-  int code = -1;
-  std::string out, err;
-};
-
-CalRun ParasimCal(const std::string& args) {
-  const std::filesystem::path err_file =
-      std::filesystem::temp_directory_path() / ("parasim_calibrate_cli_" + std::to_string(::getpid()) + ".err");
-  const std::string cmd = std::string(PARASIM_BINARY) + " " + args + " 2>" + err_file.string();
-  CalRun r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  std::filesystem::remove(err_file);
-  return r;
-}
+using CalRun = parasim_test::Run;
+CalRun ParasimCal(const std::string& args) { return parasim_test::Parasim(args); }
 
 std::string CalData(const std::string& rel) {
   return std::string(PARASIM_SOURCE_DIR) + "/tests/data/calibration/" + rel;

@@ -9,36 +9,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/cli/run_parasim.h"
+
 using Catch::Matchers::Contains;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs `parasim ARGS`, capturing stdout and stderr separately.
-Run Parasim(const std::string& args) {
-  const std::filesystem::path err_file =
-      std::filesystem::temp_directory_path() / ("parasim_cli_test_" + std::to_string(::getpid()) + ".err");
-  const std::string cmd = std::string(PARASIM_BINARY) + " " + args + " 2>" + err_file.string();
-  Run r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  std::filesystem::remove(err_file);
-  return r;
-}
+using parasim_test::Parasim;
+using parasim_test::Run;
 
 std::string Data(const std::string& rel) { return std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/" + rel; }
 
