@@ -28,12 +28,7 @@ namespace {
 using namespace parasim::calibrate;
 
 // STYLE.md §4.3: environment failures (no GPU, no CUDA build) exit with 3.
-// main.cc maps parasim::Error to 2, so this command ends the process itself.
-[[noreturn]] void EnvironmentFailure(const std::string& message) {
-  std::cout.flush();
-  std::cerr << "parasim: error: " << message << "\n";
-  std::exit(3);
-}
+[[noreturn]] void EnvironmentFailure(const std::string& message) { throw EnvironmentError(message); }
 
 std::string Fixed(double v, int digits) {
   std::ostringstream os;

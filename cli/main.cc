@@ -1,5 +1,5 @@
 // parasim: dispatches to the registered subcommands and maps failures to exit
-// codes (0 ok, 2 bad input, 1 internal failure). The only place that prints.
+// codes (0 ok, 2 bad input, 3 environment failure, 1 internal failure). The only place that prints.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
   } catch (const Error& e) {
     std::cerr << "parasim: error: " << e.what() << "\n";
     return 2;
+  } catch (const EnvironmentError& e) {
+    std::cerr << "parasim: error: " << e.what() << "\n";
+    return 3;
   } catch (const InternalError& e) {
     std::cerr << "parasim: internal error: " << e.what() << "\n";
     return 1;

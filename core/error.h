@@ -30,6 +30,13 @@ class Error : public std::runtime_error {
   std::vector<Issue> issues_;
 };
 
+// The environment failed, not the input: no GPU, a CUDA/NCCL error, a
+// program that cannot start. The CLI exits with code 3 (STYLE.md §4.3).
+class EnvironmentError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Collects issues, then throws them all at once.
 class IssueList {
  public:
