@@ -158,6 +158,97 @@ class PathCache {
   bool merged_ready_ = false;
 };
 
+// Per-thread direct-mapped memo: one slot per hash, overwritten on a
+// collision. Lookups only (never iterated), so results never depend on what
+// it holds; values are pure functions of their keys.
+template <class Key, class Value, size_t N>
+class SlotMemo {
+ public:
+  template <class Make>
+  const Value& Get(const Key& key, Make&& make) {
+    Slot& s = slots_[key.Hash() % N];
+    if (!s.used || !(s.key == key)) {
+      s.value = make();
+      s.key = key;
+      s.used = true;
+    }
+    return s.value;
+  }
+
+ private:
+  struct Slot {
+    bool used = false;
+    Key key;
+    Value value;
+  };
+  std::array<Slot, N> slots_{};
+};
+
+uint64_t Mix(uint64_t h, uint64_t x) { return (h ^ x) * 1099511628211ull; }
+constexpr uint64_t kHashSeed = 1469598103934665603ull;
+
+// What the compute of the three unit kinds depends on (layer_cost.h).
+struct UnitsKey {
+  uint64_t evaluator = 0;
+  int tp = 0, ep = 0, cp = 0, mbs = 0;
+  bool sp = false;
+  RecomputeMode recompute = RecomputeMode::kNone;
+  bool operator==(const UnitsKey&) const = default;
+  uint64_t Hash() const {
+    uint64_t h = kHashSeed;
+    for (uint64_t x : {evaluator, uint64_t(tp), uint64_t(ep), uint64_t(cp), uint64_t(mbs), uint64_t(sp),
+                       uint64_t(recompute)})
+      h = Mix(h, x);
+    return h;
+  }
+};
+
+struct Units {
+  UnitCost layer, emb, head;
+};
+
+// What the collectives and their times depend on: group shapes and order
+// (paths), sizes (mbs, sp, tp/ep-split parameters), sharding.
+struct CommKey {
+  uint64_t evaluator = 0;
+  int dp = 0, tp = 0, pp = 0, cp = 0, ep = 0, mbs = 0, hsdp_group = 0;
+  ShardingMode sharding = ShardingMode::kDdp;
+  bool sp = false;
+  std::string order;
+  bool operator==(const CommKey&) const = default;
+  uint64_t Hash() const {
+    uint64_t h = kHashSeed;
+    for (uint64_t x : {evaluator, uint64_t(dp), uint64_t(tp), uint64_t(pp), uint64_t(cp), uint64_t(ep),
+                       uint64_t(mbs), uint64_t(hsdp_group), uint64_t(sharding), uint64_t(sp)})
+      h = Mix(h, x);
+    for (char ch : order) h = Mix(h, static_cast<unsigned char>(ch));
+    return h;
+  }
+};
+
+// A unit's collectives with their times: what the overlap fold needs.
+struct TimedCollective {
+  double time = 0;   // one issue
+  int count = 1;
+  ParallelDim dim = ParallelDim::kDp;
+  CommPhase phase = CommPhase::kForward;
+  bool every_micro_batch = true;
+};
+struct TimedList {
+  std::array<TimedCollective, 16> items{};
+  int n = 0;
+};
+struct CommTimes {
+  TimedList layer, emb, head;
+  double p2p = 0;    // one pipeline send (0 without pp)
+};
+
+// The full collectives, recorded for the simulator's workload.
+struct CommRecord {
+  std::vector<WorkloadCollective> layer, emb, head;
+  WorkloadCollective pp_send;
+};
+
 struct StageResult {
   double per_mb = 0;              // fwd + bwd + p2p of a middle micro-batch
   double extra = 0;               // once-per-step additions (first gathers, last reductions, step end, optimizer)
@@ -168,8 +259,14 @@ struct StageResult {
   KernelSeconds kernels;          // per step
   double interference = 0, optimizer = 0;
   std::array<double, kNumDims> dim_total{}, dim_exposed{};
-  double memory_bytes = 0;
-  MemoryEstimate mem;
+};
+
+// The timing of one stage shape, shared by the stages of that shape.
+struct StageShape {
+  int layers = 0;
+  bool first = false, last = false;
+  StageResult t;
+  PowerEstimate power;
 };
 
 }  // namespace
@@ -192,8 +289,8 @@ struct AnalyticalEvaluator::Impl {
   uint64_t id = 0;  // unique per instance: keys the per-thread group-path cache
 
   Report Analyze(const ParallelConfig& c, StepWorkload* wl) const;
-  UnitComm TimeComm(const std::vector<WorkloadCollective>& list, PathCache& paths, double attn_fwd_s, double attn_bwd_s,
-                    int cp, RecomputeMode recompute, std::vector<WorkloadCollective>* timed) const;
+  Units UnitCosts(const ParallelConfig& c, double T) const;
+  CommTimes TimeCollectives(const ParallelConfig& c, double T, int m, const Units& u, CommRecord* rec) const;
 };
 
 AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job)
@@ -267,16 +364,14 @@ StepWorkload AnalyticalEvaluator::BuildWorkload(const ParallelConfig& config) co
   return wl;
 }
 
-UnitComm AnalyticalEvaluator::Impl::TimeComm(const std::vector<WorkloadCollective>& list, PathCache& paths,
-                                             double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute,
-                                             std::vector<WorkloadCollective>* timed) const {
+namespace {
+
+// Folds a unit's timed collectives into what the overlap rules need.
+UnitComm FoldComm(const TimedList& list, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute) {
   UnitComm u;
-  for (const WorkloadCollective& c : list) {
-    const double t = paths.Time(c.dim, c.sub, c.op, c.size, features);
-    if (timed) {
-      timed->push_back(c);
-      timed->back().duration = Seconds(t);
-    }
+  for (int i = 0; i < list.n; ++i) {
+    const TimedCollective& c = list.items[i];
+    const double t = c.time;
     const double total = t * c.count;
     auto& dim_bucket = c.every_micro_batch ? u.dim_total_mb : u.dim_total_step;
     dim_bucket[DimIndex(c.dim)] += total;
@@ -317,30 +412,31 @@ UnitComm AnalyticalEvaluator::Impl::TimeComm(const std::vector<WorkloadCollectiv
   return u;
 }
 
-Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload* wl) const {
-  Report rep;
-  rep.config = c;
-  rep.fidelity = Fidelity::kAnalytical;
-  const int world = cluster.TotalGpus();
-  const std::vector<Issue> issues = c.Validate(model, job, world);
-  if (!issues.empty()) {
-    rep.feasible = false;
-    rep.infeasible_reason = StrCat("config: ", issues.front().key, ": ", issues.front().message);
-    return rep;
+// Times each collective of `list` on its placed group; records them when asked.
+void TimeList(const std::vector<WorkloadCollective>& list, PathCache& paths, const NcclFeatures& features,
+              TimedList& out, std::vector<WorkloadCollective>* record) {
+  PARASIM_CHECK(list.size() <= out.items.size(), "too many collectives in one unit");
+  out.n = 0;
+  for (const WorkloadCollective& c : list) {
+    const double t = paths.Time(c.dim, c.sub, c.op, c.size, features);
+    if (record) {
+      record->push_back(c);
+      record->back().duration = Seconds(t);
+    }
+    out.items[out.n++] = TimedCollective{t, c.count, c.dim, c.phase, c.every_micro_batch};
   }
-  const int m = c.NumMicroBatches(job);
-  rep.num_micro_batches = m;
-  const int pp = c.pp, v = std::max(1, c.vpp);
-  const double seq = static_cast<double>(job.seq_len);
-  const double T = static_cast<double>(c.micro_batch) * seq / c.cp;  // tokens per micro-batch per GPU
+}
 
-  // --- compute of the three kinds of unit ---
-  const UnitCost layer = TransformerLayerCost(lcm, c, T);
-  const UnitCost emb = EmbeddingCost(lcm, c, T);
-  const UnitCost head = LmHeadCost(lcm, c, T);
-  const bool tied_single_copy = model.tied_embeddings && pp == 1;
+}  // namespace
 
-  // --- their collectives, timed on the placed groups ---
+Units AnalyticalEvaluator::Impl::UnitCosts(const ParallelConfig& c, double T) const {
+  return Units{TransformerLayerCost(lcm, c, T), EmbeddingCost(lcm, c, T), LmHeadCost(lcm, c, T)};
+}
+
+CommTimes AnalyticalEvaluator::Impl::TimeCollectives(const ParallelConfig& c, double T, int m, const Units& u,
+                                                      CommRecord* rec) const {
+  const UnitCost &layer = u.layer, &emb = u.emb, &head = u.head;
+  const bool tied_single_copy = model.tied_embeddings && c.pp == 1;
   PathCache paths(cluster, c, id);
   CommPlanInputs ci;
   ci.tokens = T;
@@ -351,9 +447,8 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   ci.experts_per_token = model.IsMoe() ? lcm.top_k : 0;
   ci.num_micro_batches = m;
   const CommPlan plan = BuildCommPlan(c, stack, ci);
-  std::vector<WorkloadCollective> timed_layer, timed_emb, timed_head;
-  const UnitComm layer_comm = TimeComm(plan.layer, paths, layer.fwd.attention, layer.bwd.attention - layer.recompute_s,
-                                       c.cp, c.recompute, wl ? &timed_layer : nullptr);
+  CommTimes out;
+  TimeList(plan.layer, paths, features, out.layer, rec ? &rec->layer : nullptr);
   // Embedding and LM head: their own sharding units, plus vocab-parallel TP
   // collectives of the activations (embedding output reduce; head input
   // gather and its gradient reduction).
@@ -380,50 +475,102 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
       head_list.push_back(x);
     }
   }
-  const UnitComm emb_comm = TimeComm(emb_list, paths, 0, 0, c.cp, RecomputeMode::kNone, wl ? &timed_emb : nullptr);
-  const UnitComm head_comm = TimeComm(head_list, paths, 0, 0, c.cp, RecomputeMode::kNone, wl ? &timed_head : nullptr);
-  double p2p = 0;
-  WorkloadCollective pp_send = plan.pp_send;
+  TimeList(emb_list, paths, features, out.emb, rec ? &rec->emb : nullptr);
+  TimeList(head_list, paths, features, out.head, rec ? &rec->head : nullptr);
+  if (rec) rec->pp_send = plan.pp_send;
   if (plan.has_pp_send) {
-    p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, features);
-    pp_send.duration = Seconds(p2p);
+    out.p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, features);
+    if (rec) rec->pp_send.duration = Seconds(out.p2p);
   }
+  return out;
+}
+
+Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload* wl) const {
+  Report rep;
+  rep.config = c;
+  rep.fidelity = Fidelity::kAnalytical;
+  const int world = cluster.TotalGpus();
+  const std::vector<Issue> issues = c.Validate(model, job, world);
+  if (!issues.empty()) {
+    rep.feasible = false;
+    rep.infeasible_reason = StrCat("config: ", issues.front().key, ": ", issues.front().message);
+    return rep;
+  }
+  const int m = c.NumMicroBatches(job);
+  rep.num_micro_batches = m;
+  const int pp = c.pp, v = std::max(1, c.vpp);
+  const double seq = static_cast<double>(job.seq_len);
+  const double T = static_cast<double>(c.micro_batch) * seq / c.cp;  // tokens per micro-batch per GPU
+
+  // --- compute of the three kinds of unit (memoized: many configs share them) ---
+  thread_local SlotMemo<UnitsKey, Units, 256> unit_memo;
+  const Units& units = unit_memo.Get(
+      UnitsKey{id, c.tp, c.ep, c.cp, c.micro_batch, c.sequence_parallel, c.recompute},
+      [&] { return UnitCosts(c, T); });
+  const UnitCost &layer = units.layer, &emb = units.emb, &head = units.head;
+  const bool tied_single_copy = model.tied_embeddings && pp == 1;
+
+  // --- their collectives, timed on the placed groups (memoized unless recorded) ---
+  // (References into the memos stay valid: nothing below looks them up again.)
+  CommRecord record;
+  CommTimes recorded;
+  if (wl) recorded = TimeCollectives(c, T, m, units, &record);
+  thread_local SlotMemo<CommKey, CommTimes, 256> comm_memo;
+  const CommTimes& comm_times =
+      wl ? recorded
+         : comm_memo.Get(CommKey{id, c.dp, c.tp, c.pp, c.cp, c.ep, c.micro_batch, c.hsdp_group, c.sharding,
+                                 c.sequence_parallel, c.order},
+                         [&] { return TimeCollectives(c, T, m, units, nullptr); });
+  const UnitComm layer_comm =
+      FoldComm(comm_times.layer, layer.fwd.attention, layer.bwd.attention - layer.recompute_s, c.cp, c.recompute);
+  const UnitComm emb_comm = FoldComm(comm_times.emb, 0, 0, c.cp, RecomputeMode::kNone);
+  const UnitComm head_comm = FoldComm(comm_times.head, 0, 0, c.cp, RecomputeMode::kNone);
+  const double p2p = comm_times.p2p;
 
   // --- per stage: overlap rules over its units ---
   const std::vector<int> stage_layers = c.StageLayers(model);
-  std::vector<StageResult> stages(pp);
   const int weight_group = c.dp * c.cp;
   const int shard = c.sharding == ShardingMode::kHsdp && c.hsdp_group > 0 ? c.hsdp_group : weight_group;
   const int expert_shard = std::max(1, std::min(shard, weight_group / std::max(1, c.ep)));
   const bool sharded_optimizer = c.sharding != ShardingMode::kDdp;
-  thread_local std::vector<OverlapUnit> fwd, bwd, scratch;
+  // Stages with the same shape (layers, first, last) time the same: each
+  // shape is timed once (a pipeline of 8-16 stages has a few).
+  thread_local std::vector<StageShape> shapes;
+  thread_local std::vector<int> shape_of;          // per stage
+  thread_local std::vector<double> stage_memory;   // per stage, bytes
+  shapes.clear();
+  shape_of.resize(pp);
+  stage_memory.resize(pp);
+  MemoryEstimate peak_mem;
+  int mem_stage = 0;
   for (int s = 0; s < pp; ++s) {
-    StageResult& st = stages[s];
     const bool first = s == 0, last = s == pp - 1;
     const int L = stage_layers[s];
     const double stage_dense =
         L * layer.dense_params + (first && !tied_single_copy ? emb.params : 0.0) + (last ? head.params : 0.0);
     const double stage_expert = L * (layer.params - layer.dense_params);
-    // Stages with the same shape time the same: reuse (pipelines of 8-16 stages).
     int same = -1;
-    for (int q = 0; q < s && same < 0; ++q)
-      if (stage_layers[q] == L && (q == 0) == first && (q == pp - 1) == last) same = q;
-    if (same >= 0) {
-      st = stages[same];
-    } else {
-      fwd.clear();
-      bwd.clear();
+    for (int q = 0; q < static_cast<int>(shapes.size()) && same < 0; ++q)
+      if (shapes[q].layers == L && shapes[q].first == first && shapes[q].last == last) same = q;
+    if (same < 0) {
+      same = static_cast<int>(shapes.size());
+      shapes.emplace_back();
+      StageShape& shape = shapes.back();
+      shape.layers = L;
+      shape.first = first;
+      shape.last = last;
+      StageResult& st = shape.t;
+      UnitRuns fwd, bwd;   // [embedding] + L layers + [LM head], in forward order
       KernelSeconds kernels_mb;
       double blocking_mb = 0, cp_total_mb = 0;
       std::array<double, kNumDims> dim_mb{}, dim_step{};
       double gather_step = 0, reduce_step = 0, step_end = 0;
-      auto add_unit = [&](const UnitCost& uc, const UnitComm& cm, int copies) {
+      auto add_unit = [&](const UnitCost& uc, const UnitComm& cm, int copies, OverlapUnit& f_unit,
+                          OverlapUnit& b_unit) {
         const double f = uc.fwd.Total() + cm.fwd_blocking + cm.cp_exposed_fwd;
         const double b = uc.bwd.Total() + cm.bwd_blocking + cm.cp_exposed_bwd;
-        for (int i = 0; i < copies; ++i) {
-          fwd.push_back(OverlapUnit{f, cm.gather_mb, 0});
-          bwd.push_back(OverlapUnit{b, cm.bwd_gather_mb, cm.reduce_mb});
-        }
+        f_unit = OverlapUnit{f, cm.gather_mb, 0};
+        b_unit = OverlapUnit{b, cm.bwd_gather_mb, cm.reduce_mb};
         kernels_mb += (KernelSeconds(uc.fwd) += uc.bwd).Scaled(copies);
         blocking_mb += copies * (cm.fwd_blocking + cm.bwd_blocking + cm.cp_exposed_fwd + cm.cp_exposed_bwd);
         cp_total_mb += copies * cm.cp_total;
@@ -435,31 +582,31 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
         reduce_step += copies * cm.reduce_step;
         step_end += copies * cm.step_end;
       };
-      if (first) add_unit(emb, emb_comm, 1);
-      add_unit(layer, layer_comm, L);
-      if (last) add_unit(head, head_comm, 1);
-      const int n = static_cast<int>(fwd.size());
+      fwd.has_first = bwd.has_first = first;
+      fwd.has_last = bwd.has_last = last;
+      fwd.count = bwd.count = L;
+      if (first) add_unit(emb, emb_comm, 1, fwd.first, bwd.first);
+      add_unit(layer, layer_comm, L, fwd.body, bwd.body);
+      if (last) add_unit(head, head_comm, 1, fwd.last, bwd.last);
 
       // Middle micro-batch, then the first (once-per-step gathers) and the last
       // (once-per-step reductions).
-      const PhaseResult f_mid = ForwardWithPrefetch(fwd.data(), n, c.prefetch, interference);
-      const PhaseResult b_mid = BackwardWithReduce(bwd.data(), n, interference);
+      const PhaseResult f_mid = ForwardWithPrefetch(fwd, c.prefetch, interference);
+      const PhaseResult b_mid = BackwardWithReduce(bwd, interference);
       PhaseResult f_first = f_mid, b_last = b_mid;
       if (gather_step > 0) {
-        scratch = fwd;
-        int idx = 0;
-        if (first) scratch[idx++].gather += emb_comm.gather_step;
-        for (int i = 0; i < L; ++i) scratch[idx++].gather += layer_comm.gather_step;
-        if (last) scratch[idx].gather += head_comm.gather_step;
-        f_first = ForwardWithPrefetch(scratch.data(), n, c.prefetch, interference);
+        UnitRuns scratch = fwd;
+        if (first) scratch.first.gather += emb_comm.gather_step;
+        scratch.body.gather += layer_comm.gather_step;
+        if (last) scratch.last.gather += head_comm.gather_step;
+        f_first = ForwardWithPrefetch(scratch, c.prefetch, interference);
       }
       if (reduce_step > 0) {
-        scratch = bwd;
-        int idx = 0;
-        if (first) scratch[idx++].reduce += emb_comm.reduce_step;
-        for (int i = 0; i < L; ++i) scratch[idx++].reduce += layer_comm.reduce_step;
-        if (last) scratch[idx].reduce += head_comm.reduce_step;
-        b_last = BackwardWithReduce(scratch.data(), n, interference);
+        UnitRuns scratch = bwd;
+        if (first) scratch.first.reduce += emb_comm.reduce_step;
+        scratch.body.reduce += layer_comm.reduce_step;
+        if (last) scratch.last.reduce += head_comm.reduce_step;
+        b_last = BackwardWithReduce(scratch, interference);
       }
       const double p2p_mb = pp > 1 ? 2.0 * v * p2p : 0.0;
 
@@ -491,6 +638,7 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
       for (int k = 0; k < kNumDims; ++k) st.comm += st.dim_total[k];
       (void)cp_total_mb;
     }
+    shape_of[s] = same;
 
     // Memory of this stage.
     MemoryInputs mi;
@@ -509,23 +657,28 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
         in_flight * L * (LayerActivationBytes(act, T, c.tp, c.sequence_parallel, c.recompute) + scores);
     mi.working_bytes = c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(act, T, c.tp, c.sequence_parallel) : 0.0;
     mi.logits_bytes = last ? T * lcm.vocab / c.tp * stack.logits_bytes_per_element : 0.0;
-    st.mem = EstimateMemory(stack, mi);
-    st.memory_bytes = st.mem.total;
+    const MemoryEstimate mem = EstimateMemory(stack, mi);
+    stage_memory[s] = mem.total;
+    if (s == 0 || mem.total > stage_memory[mem_stage]) {   // the first stage at the peak
+      mem_stage = s;
+      peak_mem = mem;
+    }
   }
+  auto stage = [&](int s) -> const StageResult& { return shapes[shape_of[s]].t; };
 
   // --- pipeline and step ---
-  std::vector<double> per_mb(pp);
-  int crit = 0, mem_stage = 0;
+  thread_local std::vector<double> per_mb;
+  per_mb.resize(pp);
+  int crit = 0;
   double extra_max = 0;
   for (int s = 0; s < pp; ++s) {
-    per_mb[s] = stages[s].per_mb;
-    if (stages[s].per_mb > stages[crit].per_mb) crit = s;
-    if (stages[s].memory_bytes > stages[mem_stage].memory_bytes) mem_stage = s;
-    extra_max = std::max(extra_max, stages[s].extra);
+    per_mb[s] = stage(s).per_mb;
+    if (stage(s).per_mb > stage(crit).per_mb) crit = s;
+    extra_max = std::max(extra_max, stage(s).extra);
   }
   const double pipeline = PipelineSeconds(per_mb.data(), pp, m, v);
   const double step = pipeline + extra_max;
-  const StageResult& cs = stages[crit];
+  const StageResult& cs = stage(crit);
 
   const double tokens = static_cast<double>(job.TokensPerStep());
   rep.step_time = Seconds(step);
@@ -542,19 +695,23 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   rep.exposed_comm = Seconds(std::min(cs.exposed, step));
   rep.exposed_comm_fraction = rep.exposed_comm.si() / step;
   rep.bubble = Seconds(std::max(0.0, step - cs.compute - cs.exposed));
-  rep.memory_per_gpu = Bytes(stages[mem_stage].memory_bytes);
-  rep.memory_breakdown_bytes = stages[mem_stage].mem.Breakdown();
+  rep.memory_per_gpu = Bytes(stage_memory[mem_stage]);
+  rep.memory_breakdown_bytes = peak_mem.Breakdown();
 
   // --- power: each stage's GPUs in their own states, averaged ---
-  double avg_w = 0, comm_only_j = 0;
-  for (int s = 0; s < pp; ++s) {
-    const StageResult& st = stages[s];
+  // (EstimatePower depends on the stage's shape only: once per shape.)
+  for (StageShape& shape : shapes) {
+    const StageResult& st = shape.t;
     StateTimes t;
     t.matmul_s = st.matmul;
     t.memory_s = st.memory;
     t.comm_only_s = std::min(st.exposed, std::max(0.0, step - st.compute));
     t.idle_s = std::max(0.0, step - st.compute - t.comm_only_s);
-    const PowerEstimate e = EstimatePower(power, t, world / pp, cluster.gpus_per_node, 0.0);
+    shape.power = EstimatePower(power, t, world / pp, cluster.gpus_per_node, 0.0);
+  }
+  double avg_w = 0, comm_only_j = 0;
+  for (int s = 0; s < pp; ++s) {
+    const PowerEstimate& e = shapes[shape_of[s]].power;
     avg_w += e.gpu_avg_w / pp;
     comm_only_j += e.comm_only_energy_j;
   }
@@ -628,16 +785,16 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
       StageWork sw;
       sw.stage = s;
       const int L = stage_layers[s];
-      if (s == 0) sw.layers.push_back(make(emb, timed_emb, "embedding", -1, 0));
+      if (s == 0) sw.layers.push_back(make(emb, record.emb, "embedding", -1, 0));
       for (int i = 0; i < L; ++i, ++layer_index) {
         const int chunk = v > 1 ? i / std::max(1, L / v) : 0;
-        sw.layers.push_back(make(layer, timed_layer, StrCat("layer ", layer_index), layer_index, chunk));
+        sw.layers.push_back(make(layer, record.layer, StrCat("layer ", layer_index), layer_index, chunk));
       }
-      if (s == pp - 1) sw.layers.push_back(make(head, timed_head, "lm_head", -1, v - 1));
-      sw.pp_send_bytes = pp > 1 ? pp_send.size : Bytes(0);
-      sw.pp_send_time = pp > 1 ? pp_send.duration : Seconds(0);
-      sw.optimizer_time = Seconds(stages[s].optimizer);
-      sw.memory_peak = Bytes(stages[s].memory_bytes);
+      if (s == pp - 1) sw.layers.push_back(make(head, record.head, "lm_head", -1, v - 1));
+      sw.pp_send_bytes = pp > 1 ? record.pp_send.size : Bytes(0);
+      sw.pp_send_time = pp > 1 ? record.pp_send.duration : Seconds(0);
+      sw.optimizer_time = Seconds(stage(s).optimizer);
+      sw.memory_peak = Bytes(stage_memory[s]);
       wl->stages.push_back(std::move(sw));
     }
   }

@@ -14,13 +14,63 @@ bool SameUnit(const OverlapUnit& a, const OverlapUnit& b) {
 
 bool Close(double a, double b, double scale) { return std::abs(a - b) <= 1e-12 * scale; }
 
-}  // namespace
+// Unit access for the recurrences: a plain array, or runs (UnitRuns) whose
+// identical neighbours are found per run instead of per unit.
+struct ArrayUnits {
+  const OverlapUnit* u;
+  const OverlapUnit& operator[](int i) const { return u[i]; }
+  // Last index e >= i with u[i..e] all the same unit, stopping before n.
+  int RunEnd(int i, int n) const {
+    int end = i;
+    while (end + 1 < n && SameUnit(u[end + 1], u[i])) ++end;
+    return end;
+  }
+  // First index b <= i with u[b..i] all the same unit.
+  int RunBegin(int i) const {
+    int begin = i;
+    while (begin - 1 >= 0 && SameUnit(u[begin - 1], u[i])) --begin;
+    return begin;
+  }
+};
+
+struct RunUnits {
+  const UnitRuns& r;
+  const OverlapUnit& operator[](int i) const { return r[i]; }
+  // Run boundaries: [0, b0) first, [b0, b1) body, [b1, n) last.
+  int RunEnd(int i, int n) const {
+    const int b0 = r.has_first ? 1 : 0, b1 = b0 + r.count;
+    const OverlapUnit& x = r[i];
+    int end = i;
+    // Walk whole runs; a neighbouring run with the same values continues it.
+    if (end >= b0 && end < b1) end = b1 - 1;
+    while (end + 1 < n && SameUnit(r[end + 1], x)) {
+      ++end;
+      if (end >= b0 && end < b1) end = b1 - 1;
+      else if (end >= b1) end = n - 1;
+    }
+    return end;
+  }
+  int RunBegin(int i) const {
+    const int b0 = r.has_first ? 1 : 0, b1 = b0 + r.count;
+    const OverlapUnit& x = r[i];
+    int begin = i;
+    if (begin >= b0 && begin < b1) begin = b0;
+    else if (begin >= b1) begin = b1;
+    while (begin - 1 >= 0 && SameUnit(r[begin - 1], x)) {
+      --begin;
+      if (begin >= b0 && begin < b1) begin = b0;
+      else if (begin >= b1) begin = b1;
+    }
+    return begin;
+  }
+};
 
 // Both recurrences are max-plus linear: once the state relative to the
 // compute clock repeats between two identical units, every further identical
 // unit adds the same increments, so runs of identical layers are jumped over
 // in O(1) (exact up to rounding).
-PhaseResult ForwardWithPrefetch(const OverlapUnit* u, int n, int depth, double interference) {
+template <class Units>
+PhaseResult Forward(const Units& u, int n, int depth, double interference) {
   PhaseResult r;
   depth = std::clamp(depth, 0, kMaxDepth - 1);
   double starts[kMaxDepth] = {0};
@@ -68,8 +118,8 @@ PhaseResult ForwardWithPrefetch(const OverlapUnit* u, int n, int depth, double i
     for (int j = 0; steady && j <= depth; ++j) steady = Close(rel[j], prev_rel[j], scale);
     for (int j = 0; steady && j < 4; ++j) steady = Close(inc[j], prev_inc[j], scale);
     if (steady) {
-      int end = i + 1;   // last identical unit index + 1, keeping one before a different unit
-      while (end + 1 < n && SameUnit(u[end + 1], u[i])) ++end;
+      // last identical unit index + 1, keeping one before a different unit
+      const int end = std::max(i + 1, u.RunEnd(i + 1, n));
       const int k = end - 1 - i;   // units jumped; the unit before the run's end is simulated normally
       if (k > 0) {
         double shifted[kMaxDepth];
@@ -93,7 +143,8 @@ PhaseResult ForwardWithPrefetch(const OverlapUnit* u, int n, int depth, double i
   return r;
 }
 
-PhaseResult BackwardWithReduce(const OverlapUnit* u, int n, double interference) {
+template <class Units>
+PhaseResult Backward(const Units& u, int n, double interference) {
   PhaseResult r;
   double t = 0, comm_free = 0, ready = 0;
   if (n > 0 && u[n - 1].gather > 0) {
@@ -132,8 +183,7 @@ PhaseResult BackwardWithReduce(const OverlapUnit* u, int n, double interference)
     for (int q = 0; steady && q < 2; ++q) steady = Close(rel[q], prev_rel[q], scale);
     for (int q = 0; steady && q < 4; ++q) steady = Close(inc[q], prev_inc[q], scale);
     if (steady) {
-      int begin = j - 1;   // first identical unit going down
-      while (begin - 1 >= 0 && SameUnit(u[begin - 1], u[j])) --begin;
+      const int begin = std::min(j - 1, u.RunBegin(j - 1));   // first identical unit going down
       const int k = (j - 1) - (begin + 1);   // keep the run's last unit (its gather look-ahead differs)
       if (k > 0) {
         t += k * inc[0];
@@ -156,6 +206,21 @@ PhaseResult BackwardWithReduce(const OverlapUnit* u, int n, double interference)
   r.exposed += tail;
   r.time = t + tail;
   return r;
+}
+
+}  // namespace
+
+PhaseResult ForwardWithPrefetch(const OverlapUnit* units, int n, int depth, double interference) {
+  return Forward(ArrayUnits{units}, n, depth, interference);
+}
+PhaseResult BackwardWithReduce(const OverlapUnit* units, int n, double interference) {
+  return Backward(ArrayUnits{units}, n, interference);
+}
+PhaseResult ForwardWithPrefetch(const UnitRuns& units, int depth, double interference) {
+  return Forward(RunUnits{units}, units.size(), depth, interference);
+}
+PhaseResult BackwardWithReduce(const UnitRuns& units, double interference) {
+  return Backward(RunUnits{units}, units.size(), interference);
 }
 
 double PipelineSeconds(const double* stage_times, int pp, int m, int vpp) {

@@ -34,6 +34,23 @@ struct PhaseResult {
 PhaseResult ForwardWithPrefetch(const OverlapUnit* units, int n, int depth, double interference);
 PhaseResult BackwardWithReduce(const OverlapUnit* units, int n, double interference);
 
+// A pipeline stage's units without materializing them: an optional first
+// unit (embedding), `count` identical body units (layers), an optional last
+// unit (LM head). Same results as the array form of the same sequence.
+struct UnitRuns {
+  OverlapUnit first, body, last;
+  bool has_first = false, has_last = false;
+  int count = 0;
+
+  int size() const { return count + (has_first ? 1 : 0) + (has_last ? 1 : 0); }
+  const OverlapUnit& operator[](int i) const {
+    if (has_first && i == 0) return first;
+    return i < count + (has_first ? 1 : 0) ? body : last;
+  }
+};
+PhaseResult ForwardWithPrefetch(const UnitRuns& units, int depth, double interference);
+PhaseResult BackwardWithReduce(const UnitRuns& units, double interference);
+
 // Step time of a pipeline from per-micro-batch stage times (fwd+bwd+p2p).
 double PipelineSeconds(const double* stage_times, int pp, int micro_batches, int vpp);
 
