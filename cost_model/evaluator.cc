@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -186,6 +187,26 @@ class SlotMemo {
 
 uint64_t Mix(uint64_t h, uint64_t x) { return (h ^ x) * 1099511628211ull; }
 constexpr uint64_t kHashSeed = 1469598103934665603ull;
+// FNV's low bits depend only on the inputs' low bits: spread the high ones
+// down before taking a slot (MurmurHash3's finalizer).
+uint64_t Finish(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+// StrCat (precision 12) of k/10 for an integral k: the "needs 91.2 GB" of a
+// memory verdict, without an ostringstream. Exact for 0 <= k < 1e11 (at most
+// 11 significant digits); anything else goes through StrCat.
+std::string TenthsText(double k) {
+  if (!(k >= 0 && k < 1e11) || k != std::floor(k)) return StrCat(k / 10.0);
+  const auto n = static_cast<long long>(k);
+  char buf[32];
+  const int len = n % 10 == 0 ? std::snprintf(buf, sizeof buf, "%lld", n / 10)
+                              : std::snprintf(buf, sizeof buf, "%lld.%lld", n / 10, n % 10);
+  return std::string(buf, static_cast<size_t>(len));
+}
 
 // What the compute of the three unit kinds depends on (layer_cost.h).
 struct UnitsKey {
@@ -199,7 +220,7 @@ struct UnitsKey {
     for (uint64_t x : {evaluator, uint64_t(tp), uint64_t(ep), uint64_t(cp), uint64_t(mbs), uint64_t(sp),
                        uint64_t(recompute)})
       h = Mix(h, x);
-    return h;
+    return Finish(h);
   }
 };
 
@@ -222,7 +243,7 @@ struct CommKey {
                        uint64_t(mbs), uint64_t(hsdp_group), uint64_t(sharding), uint64_t(sp)})
       h = Mix(h, x);
     for (char ch : order) h = Mix(h, static_cast<unsigned char>(ch));
-    return h;
+    return Finish(h);
   }
 };
 
@@ -284,6 +305,7 @@ struct AnalyticalEvaluator::Impl {
   double interference = 1.0;
   double model_flops_per_token = 0;
   double capacity = 0;
+  std::string capacity_text;   // capacity in GB as a memory verdict prints it
   double score_bytes_per_token = 0;  // unfused attention activations (÷ tp; selective recompute drops them)
   int fabric_switches = 0;   // for network power (0 W per switch = not counted)
   uint64_t id = 0;  // unique per instance: keys the per-thread group-path cache
@@ -332,6 +354,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.interference = 1.0 + static_cast<double>(s.stack.nccl_channels) / d.sm_count;
   s.model_flops_per_token = s.lcm.flops.ModelFlopsPerToken(job.seq_len);
   s.capacity = g.hbm_capacity.si();
+  s.capacity_text = StrCat(std::round(s.capacity / 1e8) / 10.0);
   s.fabric_switches = FabricSwitchCount(cluster);
   static std::atomic<uint64_t> next_id{1};
   s.id = next_id.fetch_add(1);
@@ -724,14 +747,17 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   rep.exposed_comm_energy_per_token = Joules(comm_only_j / tokens);
 
   // --- breakdowns on the critical stage ---
-  rep.by_op = {{"gemm", Seconds(cs.kernels.gemm), Seconds(0)},
-               {"attention", Seconds(cs.kernels.attention), Seconds(0)},
-               {"elementwise", Seconds(cs.kernels.elementwise), Seconds(0)},
-               {"loss", Seconds(cs.kernels.loss), Seconds(0)},
-               {"framework_copy", Seconds(cs.kernels.copy), Seconds(0)},
-               {"launch_overhead", Seconds(cs.kernels.launch), Seconds(0)},
-               {"interference", Seconds(cs.interference), Seconds(0)},
-               {"optimizer", Seconds(cs.optimizer), Seconds(0)}};
+  // (Built in place: one allocation per vector.)
+  rep.by_op.reserve(8);
+  rep.by_op.push_back({"gemm", Seconds(cs.kernels.gemm), Seconds(0)});
+  rep.by_op.push_back({"attention", Seconds(cs.kernels.attention), Seconds(0)});
+  rep.by_op.push_back({"elementwise", Seconds(cs.kernels.elementwise), Seconds(0)});
+  rep.by_op.push_back({"loss", Seconds(cs.kernels.loss), Seconds(0)});
+  rep.by_op.push_back({"framework_copy", Seconds(cs.kernels.copy), Seconds(0)});
+  rep.by_op.push_back({"launch_overhead", Seconds(cs.kernels.launch), Seconds(0)});
+  rep.by_op.push_back({"interference", Seconds(cs.interference), Seconds(0)});
+  rep.by_op.push_back({"optimizer", Seconds(cs.optimizer), Seconds(0)});
+  rep.by_dimension.reserve(kNumDims);
   for (ParallelDim d : {ParallelDim::kDp, ParallelDim::kTp, ParallelDim::kPp, ParallelDim::kCp, ParallelDim::kEp}) {
     rep.by_dimension.push_back(
         {ToString(d), Seconds(cs.dim_total[DimIndex(d)]), Seconds(std::min(cs.dim_exposed[DimIndex(d)], step))});
@@ -739,8 +765,12 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
 
   if (rep.memory_per_gpu.si() > capacity) {
     rep.feasible = false;
-    rep.infeasible_reason = StrCat("memory: needs ", std::round(rep.memory_per_gpu.si() / 1e8) / 10.0, " GB of ",
-                                   std::round(capacity / 1e8) / 10.0, " GB");
+    rep.infeasible_reason.reserve(64);
+    rep.infeasible_reason += "memory: needs ";
+    rep.infeasible_reason += TenthsText(std::round(rep.memory_per_gpu.si() / 1e8));
+    rep.infeasible_reason += " GB of ";
+    rep.infeasible_reason += capacity_text;
+    rep.infeasible_reason += " GB";
   }
 
   // --- the workload the simulator replays ---

@@ -121,10 +121,17 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
 }
 
 std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
-  return {{"weights", weights},         {"gathered_weights", gathered_weights},
-          {"gradients", grads},         {"optimizer", optimizer},
-          {"activations", activations}, {"logits", logits},
-          {"reserve", reserve}};
+  // Built in place (the evaluator asks once per config).
+  std::vector<std::pair<std::string, double>> out;
+  out.reserve(7);
+  out.emplace_back("weights", weights);
+  out.emplace_back("gathered_weights", gathered_weights);
+  out.emplace_back("gradients", grads);
+  out.emplace_back("optimizer", optimizer);
+  out.emplace_back("activations", activations);
+  out.emplace_back("logits", logits);
+  out.emplace_back("reserve", reserve);
+  return out;
 }
 
 }  // namespace parasim
