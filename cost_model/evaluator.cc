@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "cost_model/collective_cost.h"
 #include "cost_model/comm_plan.h"
+#include "cost_model/eval_memo.h"
 #include "cost_model/flops.h"
 #include "cost_model/layer_cost.h"
 #include "cost_model/memory.h"
@@ -159,43 +160,6 @@ class PathCache {
   bool merged_ready_ = false;
 };
 
-// Per-thread direct-mapped memo: one slot per hash, overwritten on a
-// collision. Lookups only (never iterated), so results never depend on what
-// it holds; values are pure functions of their keys.
-template <class Key, class Value, size_t N>
-class SlotMemo {
- public:
-  template <class Make>
-  const Value& Get(const Key& key, Make&& make) {
-    Slot& s = slots_[key.Hash() % N];
-    if (!s.used || !(s.key == key)) {
-      s.value = make();
-      s.key = key;
-      s.used = true;
-    }
-    return s.value;
-  }
-
- private:
-  struct Slot {
-    bool used = false;
-    Key key;
-    Value value;
-  };
-  std::array<Slot, N> slots_{};
-};
-
-uint64_t Mix(uint64_t h, uint64_t x) { return (h ^ x) * 1099511628211ull; }
-constexpr uint64_t kHashSeed = 1469598103934665603ull;
-// FNV's low bits depend only on the inputs' low bits: spread the high ones
-// down before taking a slot (MurmurHash3's finalizer).
-uint64_t Finish(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
-
 // StrCat (precision 12) of k/10 for an integral k: the "needs 91.2 GB" of a
 // memory verdict, without an ostringstream. Exact for 0 <= k < 1e11 (at most
 // 11 significant digits); anything else goes through StrCat.
@@ -219,8 +183,8 @@ struct UnitsKey {
     uint64_t h = kHashSeed;
     for (uint64_t x : {evaluator, uint64_t(tp), uint64_t(ep), uint64_t(cp), uint64_t(mbs), uint64_t(sp),
                        uint64_t(recompute)})
-      h = Mix(h, x);
-    return Finish(h);
+      h = HashMix(h, x);
+    return HashFinish(h);
   }
 };
 
@@ -241,27 +205,72 @@ struct CommKey {
     uint64_t h = kHashSeed;
     for (uint64_t x : {evaluator, uint64_t(dp), uint64_t(tp), uint64_t(pp), uint64_t(cp), uint64_t(ep),
                        uint64_t(mbs), uint64_t(hsdp_group), uint64_t(sharding), uint64_t(sp)})
-      h = Mix(h, x);
-    for (char ch : order) h = Mix(h, static_cast<unsigned char>(ch));
-    return Finish(h);
+      h = HashMix(h, x);
+    for (char ch : order) h = HashMix(h, static_cast<unsigned char>(ch));
+    return HashFinish(h);
   }
 };
+
+// One overlap phase of a stage shape (overlap.h), exactly its inputs:
+// configs that differ only in step-level collectives (ddp vs zero1) or in
+// the schedule share their middle micro-batch phases.
+struct PhaseKey {
+  bool forward = true;
+  bool has_first = false, has_last = false;
+  int count = 0, depth = 0;
+  double interference = 1.0;
+  std::array<double, 9> units{};   // first, body, last: compute, gather, reduce
+  PhaseKey(bool fwd, const UnitRuns& r, int depth_, double interference_)
+      : forward(fwd), has_first(r.has_first), has_last(r.has_last), count(r.count), depth(depth_),
+        interference(interference_),
+        units{r.first.compute, r.first.gather, r.first.reduce, r.body.compute, r.body.gather,
+              r.body.reduce, r.last.compute, r.last.gather, r.last.reduce} {}
+  PhaseKey() = default;
+  bool operator==(const PhaseKey& o) const {
+    if (forward != o.forward || has_first != o.has_first || has_last != o.has_last || count != o.count ||
+        depth != o.depth || DoubleBits(interference) != DoubleBits(o.interference))
+      return false;
+    for (size_t i = 0; i < units.size(); ++i)
+      if (DoubleBits(units[i]) != DoubleBits(o.units[i])) return false;
+    return true;
+  }
+  uint64_t Hash() const {
+    uint64_t h = kHashSeed;
+    for (uint64_t x : {uint64_t(forward), uint64_t(has_first), uint64_t(has_last), uint64_t(count), uint64_t(depth),
+                       DoubleBits(interference)})
+      h = HashMix(h, x);
+    for (double x : units) h = HashMix(h, DoubleBits(x));
+    return HashFinish(h);
+  }
+};
+
+PhaseResult Forward(const UnitRuns& runs, int depth, double interference) {
+  thread_local SlotMemo<PhaseKey, PhaseResult, 256> memo;
+  return memo.Get(PhaseKey(true, runs, depth, interference),
+                  [&] { return ForwardWithPrefetch(runs, depth, interference); });
+}
+PhaseResult Backward(const UnitRuns& runs, double interference) {
+  thread_local SlotMemo<PhaseKey, PhaseResult, 256> memo;
+  return memo.Get(PhaseKey(false, runs, 0, interference), [&] { return BackwardWithReduce(runs, interference); });
+}
 
 // A unit's collectives with their times: what the overlap fold needs.
 struct TimedCollective {
   double time = 0;   // one issue
   int count = 1;
-  ParallelDim dim = ParallelDim::kDp;
-  CommPhase phase = CommPhase::kForward;
+  uint8_t dim = 0;     // ParallelDim
+  uint8_t phase = 0;   // CommPhase
   bool every_micro_batch = true;
 };
+template <int N>
 struct TimedList {
-  std::array<TimedCollective, 16> items{};
+  std::array<TimedCollective, N> items{};
   int n = 0;
 };
 struct CommTimes {
-  TimedList layer, emb, head;
-  double p2p = 0;    // one pipeline send (0 without pp)
+  TimedList<16> layer;       // TP, CP, EP and dense + expert sharding
+  TimedList<6> emb, head;    // sharding and vocab-parallel TP
+  double p2p = 0;            // one pipeline send (0 without pp)
 };
 
 // The full collectives, recorded for the simulator's workload.
@@ -390,11 +399,18 @@ StepWorkload AnalyticalEvaluator::BuildWorkload(const ParallelConfig& config) co
 namespace {
 
 // Folds a unit's timed collectives into what the overlap rules need.
-UnitComm FoldComm(const TimedList& list, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute) {
+template <int N>
+UnitComm FoldComm(const TimedList<N>& list, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute) {
   UnitComm u;
   for (int i = 0; i < list.n; ++i) {
-    const TimedCollective& c = list.items[i];
-    const double t = c.time;
+    const TimedCollective& tc = list.items[i];
+    const struct {
+      ParallelDim dim;
+      CommPhase phase;
+      int count;
+      bool every_micro_batch;
+    } c{static_cast<ParallelDim>(tc.dim), static_cast<CommPhase>(tc.phase), tc.count, tc.every_micro_batch};
+    const double t = tc.time;
     const double total = t * c.count;
     auto& dim_bucket = c.every_micro_batch ? u.dim_total_mb : u.dim_total_step;
     dim_bucket[DimIndex(c.dim)] += total;
@@ -436,8 +452,9 @@ UnitComm FoldComm(const TimedList& list, double attn_fwd_s, double attn_bwd_s, i
 }
 
 // Times each collective of `list` on its placed group; records them when asked.
+template <int N>
 void TimeList(const std::vector<WorkloadCollective>& list, PathCache& paths, const NcclFeatures& features,
-              TimedList& out, std::vector<WorkloadCollective>* record) {
+              TimedList<N>& out, std::vector<WorkloadCollective>* record) {
   PARASIM_CHECK(list.size() <= out.items.size(), "too many collectives in one unit");
   out.n = 0;
   for (const WorkloadCollective& c : list) {
@@ -446,7 +463,8 @@ void TimeList(const std::vector<WorkloadCollective>& list, PathCache& paths, con
       record->push_back(c);
       record->back().duration = Seconds(t);
     }
-    out.items[out.n++] = TimedCollective{t, c.count, c.dim, c.phase, c.every_micro_batch};
+    out.items[out.n++] =
+        TimedCollective{t, c.count, static_cast<uint8_t>(c.dim), static_cast<uint8_t>(c.phase), c.every_micro_batch};
   }
 }
 
@@ -526,7 +544,7 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   const double T = static_cast<double>(c.micro_batch) * seq / c.cp;  // tokens per micro-batch per GPU
 
   // --- compute of the three kinds of unit (memoized: many configs share them) ---
-  thread_local SlotMemo<UnitsKey, Units, 256> unit_memo;
+  thread_local SlotMemo<UnitsKey, Units, 128> unit_memo;
   const Units& units = unit_memo.Get(
       UnitsKey{id, c.tp, c.ep, c.cp, c.micro_batch, c.sequence_parallel, c.recompute},
       [&] { return UnitCosts(c, T); });
@@ -614,22 +632,22 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
 
       // Middle micro-batch, then the first (once-per-step gathers) and the last
       // (once-per-step reductions).
-      const PhaseResult f_mid = ForwardWithPrefetch(fwd, c.prefetch, interference);
-      const PhaseResult b_mid = BackwardWithReduce(bwd, interference);
+      const PhaseResult f_mid = Forward(fwd, c.prefetch, interference);
+      const PhaseResult b_mid = Backward(bwd, interference);
       PhaseResult f_first = f_mid, b_last = b_mid;
       if (gather_step > 0) {
         UnitRuns scratch = fwd;
         if (first) scratch.first.gather += emb_comm.gather_step;
         scratch.body.gather += layer_comm.gather_step;
         if (last) scratch.last.gather += head_comm.gather_step;
-        f_first = ForwardWithPrefetch(scratch, c.prefetch, interference);
+        f_first = Forward(scratch, c.prefetch, interference);
       }
       if (reduce_step > 0) {
         UnitRuns scratch = bwd;
         if (first) scratch.first.reduce += emb_comm.reduce_step;
         scratch.body.reduce += layer_comm.reduce_step;
         if (last) scratch.last.reduce += head_comm.reduce_step;
-        b_last = BackwardWithReduce(scratch, interference);
+        b_last = Backward(scratch, interference);
       }
       const double p2p_mb = pp > 1 ? 2.0 * v * p2p : 0.0;
 
