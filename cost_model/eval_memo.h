@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace parasim {
 
@@ -26,6 +27,32 @@ inline uint64_t DoubleBits(double x) {
   std::memcpy(&b, &x, sizeof b);
   return b;
 }
+
+// A placement order ("tp-cp-ep-dp-pp") held inline so keys stay flat; Fits()
+// is false for a longer text, whose config then bypasses the memos.
+struct OrderText {
+  std::array<char, 23> text{};
+  uint8_t size = 0;
+  explicit OrderText(const std::string& s) {
+    if (s.size() > text.size()) {
+      size = 0xff;
+      return;
+    }
+    size = static_cast<uint8_t>(s.size());
+    std::memcpy(text.data(), s.data(), s.size());
+  }
+  OrderText() = default;
+  bool Fits() const { return size != 0xff; }
+  bool operator==(const OrderText&) const = default;
+  uint64_t Hash(uint64_t h) const {
+    uint64_t w[3];
+    std::memcpy(w, text.data(), 16);
+    std::memcpy(&w[2], text.data() + 16, 7);
+    w[2] &= 0x00ffffffffffffffull;
+    for (uint64_t x : w) h = HashMix(h, x);
+    return HashMix(h, size);
+  }
+};
 
 // Two-way set associative (a planner alternates between a few configs'
 // keys): on a miss the less recently used way is overwritten. Key needs

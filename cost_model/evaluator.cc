@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,94 +51,76 @@ struct UnitComm {
 
 // Group paths, resolved by topology/group_path.h and reused: a planner asks
 // for many configs that share their degrees and order (they differ in
-// micro-batch, sharding, recompute), so each thread keeps a small
-// direct-mapped cache keyed by the evaluator instance and the group's
-// inputs. Lookups only (no iteration), so the output never depends on it.
+// micro-batch, sharding, recompute), so each thread keeps a memo keyed by the
+// evaluator instance and the group's inputs (eval_memo.h).
 struct PathKey {
   uint64_t evaluator = 0;
   int dp = 0, tp = 0, pp = 0, cp = 0, ep = 0;
   int dim = 0, sub_size = 0, sub_stride = 0;
-  std::string order;
-  bool operator==(const PathKey& o) const {
-    return evaluator == o.evaluator && dp == o.dp && tp == o.tp && pp == o.pp && cp == o.cp && ep == o.ep &&
-           dim == o.dim && sub_size == o.sub_size && sub_stride == o.sub_stride && order == o.order;
-  }
+  OrderText order;
+  bool operator==(const PathKey&) const = default;
   uint64_t Hash() const {
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ull; };
-    mix(evaluator);
-    for (int x : {dp, tp, pp, cp, ep, dim, sub_size, sub_stride}) mix(static_cast<uint64_t>(x));
-    for (char ch : order) mix(static_cast<unsigned char>(ch));
-    return h;
+    uint64_t h = kHashSeed;
+    h = HashMix(h, evaluator);
+    for (int x : {dp, tp, pp, cp, ep, dim, sub_size, sub_stride}) h = HashMix(h, static_cast<uint64_t>(x));
+    return HashFinish(order.Hash(h));
   }
 };
 
-struct PathSlot {
-  bool used = false;
-  PathKey key;
-  GroupPath path;
+// One collective on one placed group: its time is a pure function of these
+// (the NCCL features are the evaluator's).
+struct TimeKey {
+  PathKey path;
+  int op = 0;
+  uint64_t size_bits = 0;
+  bool operator==(const TimeKey&) const = default;
+  uint64_t Hash() const { return HashFinish(HashMix(HashMix(path.Hash(), static_cast<uint64_t>(op)), size_bits)); }
 };
 
 class PathCache {
  public:
   PathCache(const ClusterSpec& cluster, const ParallelConfig& config, uint64_t evaluator_id)
-      : cluster_(cluster), config_(config), id_(evaluator_id) {}
-  const GroupPath& Get(ParallelDim dim, SubGroup sub) {
-    for (int i = 0; i < n_; ++i) {
-      if (local_[i].dim == dim && local_[i].sub.size == sub.size && local_[i].sub.stride == sub.stride)
-        return local_[i].path;
-    }
-    PARASIM_CHECK(n_ < static_cast<int>(local_.size()), "too many distinct groups");
-    Local& e = local_[n_++];
-    e.dim = dim;
-    e.sub = sub;
-    const ParallelConfig& c = dim == ParallelDim::kDp && config_.cp > 1 ? Merged() : config_;
-    PathKey key{id_, c.dp, c.tp, c.pp, c.cp, c.ep, static_cast<int>(dim), sub.size, sub.stride, c.order};
-    thread_local std::array<PathSlot, 512> slots;
-    PathSlot& slot = slots[key.Hash() % slots.size()];
-    if (!slot.used || !(slot.key == key)) {
-      slot.path = ResolveGroupPath(cluster_, c, dim, sub);
-      slot.key = std::move(key);
-      slot.used = true;
-    }
-    e.path = slot.path;
-    e.key = slot.key;
-    return e.path;
-  }
+      : cluster_(cluster), config_(config), id_(evaluator_id), memo_(OrderText(config.order).Fits()) {}
+  const GroupPath& Get(ParallelDim dim, SubGroup sub) { return Find(dim, sub).path; }
 
   // Collective time on the group (dim, sub), memoized per thread like the paths.
   double Time(ParallelDim dim, SubGroup sub, CollectiveOp op, Bytes size, const NcclFeatures& features) {
-    const GroupPath& path = Get(dim, sub);
-    const Local* e = nullptr;
-    for (int i = 0; i < n_; ++i)
-      if (local_[i].dim == dim && local_[i].sub.size == sub.size && local_[i].sub.stride == sub.stride) e = &local_[i];
-    struct TimeSlot {
-      bool used = false;
-      PathKey key;
-      int op = 0;
-      double size = 0;
-      double time = 0;
-    };
-    thread_local std::array<TimeSlot, 1024> slots;
-    uint64_t h = e->key.Hash();
-    h = (h ^ static_cast<uint64_t>(op)) * 1099511628211ull;
-    uint64_t bits;
-    const double sz = size.si();
-    static_assert(sizeof bits == sizeof sz);
-    std::memcpy(&bits, &sz, sizeof bits);
-    h = (h ^ bits) * 1099511628211ull;
-    TimeSlot& slot = slots[h % slots.size()];
-    if (slot.used && slot.op == static_cast<int>(op) && slot.size == sz && slot.key == e->key) return slot.time;
-    const double t = EstimateCollective(op, size, path, features).time.si();
-    slot.used = true;
-    slot.key = e->key;
-    slot.op = static_cast<int>(op);
-    slot.size = sz;
-    slot.time = t;
-    return t;
+    const Local& e = Find(dim, sub);
+    if (!memo_) return EstimateCollective(op, size, e.path, features).time.si();
+    thread_local SlotMemo<TimeKey, double, 1024> times;
+    return times.Get(TimeKey{e.key, static_cast<int>(op), DoubleBits(size.si())},
+                     [&] { return EstimateCollective(op, size, e.path, features).time.si(); });
   }
 
  private:
+  struct Local {
+    ParallelDim dim = ParallelDim::kDp;
+    SubGroup sub;
+    GroupPath path;
+    PathKey key;
+  };
+  const Local& Find(ParallelDim dim, SubGroup sub) {
+    for (int i = 0; i < n_; ++i) {
+      if (local_[i].dim == dim && local_[i].sub.size == sub.size && local_[i].sub.stride == sub.stride)
+        return local_[i];
+    }
+    PARASIM_CHECK(n_ < static_cast<int>(local_.size()), "too many distinct groups");
+    Local& e = local_[n_];
+    e.dim = dim;
+    e.sub = sub;
+    const ParallelConfig& c = dim == ParallelDim::kDp && config_.cp > 1 ? Merged() : config_;
+    if (memo_) {
+      e.key = PathKey{id_, c.dp, c.tp, c.pp, c.cp, c.ep, static_cast<int>(dim), sub.size, sub.stride,
+                      OrderText(c.order)};
+      thread_local SlotMemo<PathKey, GroupPath, 256> paths;
+      e.path = paths.Get(e.key, [&] { return ResolveGroupPath(cluster_, c, dim, sub); });
+    } else {
+      e.path = ResolveGroupPath(cluster_, c, dim, sub);
+    }
+    ++n_;
+    return e;
+  }
+
   const ParallelConfig& Merged() {
     if (!merged_ready_) {
       merged_ = WeightGroupConfig(config_);
@@ -145,15 +128,10 @@ class PathCache {
     }
     return merged_;
   }
-  struct Local {
-    ParallelDim dim = ParallelDim::kDp;
-    SubGroup sub;
-    GroupPath path;
-    PathKey key;
-  };
   const ClusterSpec& cluster_;
   const ParallelConfig& config_;
   uint64_t id_;
+  bool memo_;   // the order fits a memo key
   std::array<Local, 12> local_{};
   int n_ = 0;
   ParallelConfig merged_;
@@ -165,11 +143,19 @@ class PathCache {
 // 11 significant digits); anything else goes through StrCat.
 std::string TenthsText(double k) {
   if (!(k >= 0 && k < 1e11) || k != std::floor(k)) return StrCat(k / 10.0);
-  const auto n = static_cast<long long>(k);
-  char buf[32];
-  const int len = n % 10 == 0 ? std::snprintf(buf, sizeof buf, "%lld", n / 10)
-                              : std::snprintf(buf, sizeof buf, "%lld.%lld", n / 10, n % 10);
-  return std::string(buf, static_cast<size_t>(len));
+  auto n = static_cast<long long>(k);
+  char buf[24];
+  char* p = buf + sizeof buf;
+  if (n % 10 != 0) {
+    *--p = static_cast<char>('0' + n % 10);
+    *--p = '.';
+  }
+  n /= 10;
+  do {
+    *--p = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n > 0);
+  return std::string(p, buf + sizeof buf);
 }
 
 // What the compute of the three unit kinds depends on (layer_cost.h).
@@ -199,16 +185,23 @@ struct CommKey {
   int dp = 0, tp = 0, pp = 0, cp = 0, ep = 0, mbs = 0, hsdp_group = 0;
   ShardingMode sharding = ShardingMode::kDdp;
   bool sp = false;
-  std::string order;
+  OrderText order;
   bool operator==(const CommKey&) const = default;
   uint64_t Hash() const {
     uint64_t h = kHashSeed;
     for (uint64_t x : {evaluator, uint64_t(dp), uint64_t(tp), uint64_t(pp), uint64_t(cp), uint64_t(ep),
                        uint64_t(mbs), uint64_t(hsdp_group), uint64_t(sharding), uint64_t(sp)})
       h = HashMix(h, x);
-    for (char ch : order) h = HashMix(h, static_cast<unsigned char>(ch));
-    return HashFinish(h);
+    return HashFinish(order.Hash(h));
   }
+};
+
+// Layers per stage of a balanced split (ParallelConfig::StageLayers without pp_layers).
+struct StageSplitKey {
+  uint64_t evaluator = 0;
+  int pp = 0;
+  bool operator==(const StageSplitKey&) const = default;
+  uint64_t Hash() const { return HashFinish(HashMix(HashMix(kHashSeed, evaluator), static_cast<uint64_t>(pp))); }
 };
 
 // One overlap phase of a stage shape (overlap.h), exactly its inputs:
@@ -553,15 +546,21 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
 
   // --- their collectives, timed on the placed groups (memoized unless recorded) ---
   // (References into the memos stay valid: nothing below looks them up again.)
-  CommRecord record;
-  CommTimes recorded;
-  if (wl) recorded = TimeCollectives(c, T, m, units, &record);
-  thread_local SlotMemo<CommKey, CommTimes, 256> comm_memo;
-  const CommTimes& comm_times =
-      wl ? recorded
-         : comm_memo.Get(CommKey{id, c.dp, c.tp, c.pp, c.cp, c.ep, c.micro_batch, c.hsdp_group, c.sharding,
-                                 c.sequence_parallel, c.order},
-                         [&] { return TimeCollectives(c, T, m, units, nullptr); });
+  std::optional<CommRecord> record;
+  const OrderText order(c.order);
+  const CommTimes* timed = nullptr;
+  if (wl || !order.Fits()) {
+    thread_local CommTimes direct;   // (thread_local: no zeroing per call)
+    if (wl) record.emplace();
+    direct = TimeCollectives(c, T, m, units, wl ? &*record : nullptr);
+    timed = &direct;
+  } else {
+    thread_local SlotMemo<CommKey, CommTimes, 512> comm_memo;
+    timed = &comm_memo.Get(CommKey{id, c.dp, c.tp, c.pp, c.cp, c.ep, c.micro_batch, c.hsdp_group, c.sharding,
+                                   c.sequence_parallel, order},
+                           [&] { return TimeCollectives(c, T, m, units, nullptr); });
+  }
+  const CommTimes& comm_times = *timed;
   const UnitComm layer_comm =
       FoldComm(comm_times.layer, layer.fwd.attention, layer.bwd.attention - layer.recompute_s, c.cp, c.recompute);
   const UnitComm emb_comm = FoldComm(comm_times.emb, 0, 0, c.cp, RecomputeMode::kNone);
@@ -569,7 +568,13 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   const double p2p = comm_times.p2p;
 
   // --- per stage: overlap rules over its units ---
-  const std::vector<int> stage_layers = c.StageLayers(model);
+  // (Balanced splits depend on pp alone: memoized; explicit pp_layers are used as given.)
+  thread_local std::vector<int> explicit_layers;
+  thread_local SlotMemo<StageSplitKey, std::vector<int>, 16> split_memo;
+  if (!c.pp_layers.empty()) explicit_layers = c.StageLayers(model);
+  const std::vector<int>& stage_layers =
+      c.pp_layers.empty() ? split_memo.Get(StageSplitKey{id, pp}, [&] { return c.StageLayers(model); })
+                          : explicit_layers;
   const int weight_group = c.dp * c.cp;
   const int shard = c.sharding == ShardingMode::kHsdp && c.hsdp_group > 0 ? c.hsdp_group : weight_group;
   const int expert_shard = std::max(1, std::min(shard, weight_group / std::max(1, c.ep)));
@@ -833,14 +838,14 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
       StageWork sw;
       sw.stage = s;
       const int L = stage_layers[s];
-      if (s == 0) sw.layers.push_back(make(emb, record.emb, "embedding", -1, 0));
+      if (s == 0) sw.layers.push_back(make(emb, record->emb, "embedding", -1, 0));
       for (int i = 0; i < L; ++i, ++layer_index) {
         const int chunk = v > 1 ? i / std::max(1, L / v) : 0;
-        sw.layers.push_back(make(layer, record.layer, StrCat("layer ", layer_index), layer_index, chunk));
+        sw.layers.push_back(make(layer, record->layer, StrCat("layer ", layer_index), layer_index, chunk));
       }
-      if (s == pp - 1) sw.layers.push_back(make(head, record.head, "lm_head", -1, v - 1));
-      sw.pp_send_bytes = pp > 1 ? record.pp_send.size : Bytes(0);
-      sw.pp_send_time = pp > 1 ? record.pp_send.duration : Seconds(0);
+      if (s == pp - 1) sw.layers.push_back(make(head, record->head, "lm_head", -1, v - 1));
+      sw.pp_send_bytes = pp > 1 ? record->pp_send.size : Bytes(0);
+      sw.pp_send_time = pp > 1 ? record->pp_send.duration : Seconds(0);
       sw.optimizer_time = Seconds(stage(s).optimizer);
       sw.memory_peak = Bytes(stage_memory[s]);
       wl->stages.push_back(std::move(sw));
