@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <cstddef>
 #include <string>
 
 namespace parasim {
@@ -28,31 +29,40 @@ inline uint64_t DoubleBits(double x) {
   return b;
 }
 
-// A placement order ("tp-cp-ep-dp-pp") held inline so keys stay flat; Fits()
-// is false for a longer text, whose config then bypasses the memos.
-struct OrderText {
-  std::array<char, 23> text{};
-  uint8_t size = 0;
-  explicit OrderText(const std::string& s) {
-    if (s.size() > text.size()) {
-      size = 0xff;
-      return;
-    }
-    size = static_cast<uint8_t>(s.size());
-    std::memcpy(text.data(), s.data(), s.size());
+// A memo key: flat words, compared whole. Hash: independent multiplies (no
+// serial chain), then a finalizer; only slot choice depends on it.
+template <size_t N>
+struct WordKey {
+  std::array<uint64_t, N> w{};
+  bool operator==(const WordKey& o) const {
+    for (size_t i = 0; i < N; ++i)   // (inline: a memcmp call costs more than the words)
+      if (w[i] != o.w[i]) return false;
+    return true;
   }
-  OrderText() = default;
-  bool Fits() const { return size != 0xff; }
-  bool operator==(const OrderText&) const = default;
-  uint64_t Hash(uint64_t h) const {
-    uint64_t w[3];
-    std::memcpy(w, text.data(), 16);
-    std::memcpy(&w[2], text.data() + 16, 7);
-    w[2] &= 0x00ffffffffffffffull;
-    for (uint64_t x : w) h = HashMix(h, x);
-    return HashMix(h, size);
+  uint64_t Hash() const {
+    constexpr uint64_t kOdd[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
+                                  0xd6e8feb86659fd93ull};
+    uint64_t h = N;
+    for (size_t i = 0; i < N; ++i) h += (w[i] ^ (w[i] >> 29)) * (kOdd[i % 4] + 2 * i);
+    return HashFinish(h);
   }
 };
+
+// Two 32-bit values in one key word.
+inline uint64_t Pack(int lo, int hi) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(lo)) | (static_cast<uint64_t>(static_cast<uint32_t>(hi)) << 32);
+}
+
+// A placement order ("tp-cp-ep-dp-pp") as three key words; false when the
+// text is longer than fits (such a config bypasses the memos).
+inline bool PackOrder(const std::string& s, uint64_t* out) {
+  char buf[24] = {};
+  if (s.size() > 23) return false;
+  std::memcpy(buf, s.data(), s.size());
+  buf[23] = static_cast<char>(s.size());
+  std::memcpy(out, buf, sizeof buf);
+  return true;
+}
 
 // Two-way set associative (a planner alternates between a few configs'
 // keys): on a miss the less recently used way is overwritten. Key needs

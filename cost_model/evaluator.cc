@@ -53,34 +53,14 @@ struct UnitComm {
 // for many configs that share their degrees and order (they differ in
 // micro-batch, sharding, recompute), so each thread keeps a memo keyed by the
 // evaluator instance and the group's inputs (eval_memo.h).
-struct PathKey {
-  uint64_t evaluator = 0;
-  int dp = 0, tp = 0, pp = 0, cp = 0, ep = 0;
-  int dim = 0, sub_size = 0, sub_stride = 0;
-  OrderText order;
-  bool operator==(const PathKey&) const = default;
-  uint64_t Hash() const {
-    uint64_t h = kHashSeed;
-    h = HashMix(h, evaluator);
-    for (int x : {dp, tp, pp, cp, ep, dim, sub_size, sub_stride}) h = HashMix(h, static_cast<uint64_t>(x));
-    return HashFinish(order.Hash(h));
-  }
-};
-
-// One collective on one placed group: its time is a pure function of these
-// (the NCCL features are the evaluator's).
-struct TimeKey {
-  PathKey path;
-  int op = 0;
-  uint64_t size_bits = 0;
-  bool operator==(const TimeKey&) const = default;
-  uint64_t Hash() const { return HashFinish(HashMix(HashMix(path.Hash(), static_cast<uint64_t>(op)), size_bits)); }
-};
+// Path: evaluator, degrees, dim and sub-group, order. Time: + op, size.
+using PathKey = WordKey<8>;
+using TimeKey = WordKey<10>;
 
 class PathCache {
  public:
   PathCache(const ClusterSpec& cluster, const ParallelConfig& config, uint64_t evaluator_id)
-      : cluster_(cluster), config_(config), id_(evaluator_id), memo_(OrderText(config.order).Fits()) {}
+      : cluster_(cluster), config_(config), id_(evaluator_id), memo_(config.order.size() <= 23) {}
   const GroupPath& Get(ParallelDim dim, SubGroup sub) { return Find(dim, sub).path; }
 
   // Collective time on the group (dim, sub), memoized per thread like the paths.
@@ -88,7 +68,11 @@ class PathCache {
     const Local& e = Find(dim, sub);
     if (!memo_) return EstimateCollective(op, size, e.path, features).time.si();
     thread_local SlotMemo<TimeKey, double, 1024> times;
-    return times.Get(TimeKey{e.key, static_cast<int>(op), DoubleBits(size.si())},
+    TimeKey key;
+    std::memcpy(key.w.data(), e.key.w.data(), sizeof e.key.w);
+    key.w[8] = static_cast<uint64_t>(op);
+    key.w[9] = DoubleBits(size.si());
+    return times.Get(key,
                      [&] { return EstimateCollective(op, size, e.path, features).time.si(); });
   }
 
@@ -110,8 +94,9 @@ class PathCache {
     e.sub = sub;
     const ParallelConfig& c = dim == ParallelDim::kDp && config_.cp > 1 ? Merged() : config_;
     if (memo_) {
-      e.key = PathKey{id_, c.dp, c.tp, c.pp, c.cp, c.ep, static_cast<int>(dim), sub.size, sub.stride,
-                      OrderText(c.order)};
+      e.key.w = {id_, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, static_cast<int>(dim)),
+                 Pack(sub.size, sub.stride)};
+      PackOrder(c.order, &e.key.w[5]);
       thread_local SlotMemo<PathKey, GroupPath, 256> paths;
       e.path = paths.Get(e.key, [&] { return ResolveGroupPath(cluster_, c, dim, sub); });
     } else {
@@ -158,21 +143,9 @@ std::string TenthsText(double k) {
   return std::string(p, buf + sizeof buf);
 }
 
-// What the compute of the three unit kinds depends on (layer_cost.h).
-struct UnitsKey {
-  uint64_t evaluator = 0;
-  int tp = 0, ep = 0, cp = 0, mbs = 0;
-  bool sp = false;
-  RecomputeMode recompute = RecomputeMode::kNone;
-  bool operator==(const UnitsKey&) const = default;
-  uint64_t Hash() const {
-    uint64_t h = kHashSeed;
-    for (uint64_t x : {evaluator, uint64_t(tp), uint64_t(ep), uint64_t(cp), uint64_t(mbs), uint64_t(sp),
-                       uint64_t(recompute)})
-      h = HashMix(h, x);
-    return HashFinish(h);
-  }
-};
+// What the compute of the three unit kinds depends on (layer_cost.h):
+// evaluator, tp, ep, cp, mbs, sp, recompute.
+using UnitsKey = WordKey<4>;
 
 struct Units {
   UnitCost layer, emb, head;
@@ -180,71 +153,35 @@ struct Units {
 
 // What the collectives and their times depend on: group shapes and order
 // (paths), sizes (mbs, sp, tp/ep-split parameters), sharding.
-struct CommKey {
-  uint64_t evaluator = 0;
-  int dp = 0, tp = 0, pp = 0, cp = 0, ep = 0, mbs = 0, hsdp_group = 0;
-  ShardingMode sharding = ShardingMode::kDdp;
-  bool sp = false;
-  OrderText order;
-  bool operator==(const CommKey&) const = default;
-  uint64_t Hash() const {
-    uint64_t h = kHashSeed;
-    for (uint64_t x : {evaluator, uint64_t(dp), uint64_t(tp), uint64_t(pp), uint64_t(cp), uint64_t(ep),
-                       uint64_t(mbs), uint64_t(hsdp_group), uint64_t(sharding), uint64_t(sp)})
-      h = HashMix(h, x);
-    return HashFinish(order.Hash(h));
-  }
-};
+using CommKey = WordKey<8>;
 
-// Layers per stage of a balanced split (ParallelConfig::StageLayers without pp_layers).
-struct StageSplitKey {
-  uint64_t evaluator = 0;
-  int pp = 0;
-  bool operator==(const StageSplitKey&) const = default;
-  uint64_t Hash() const { return HashFinish(HashMix(HashMix(kHashSeed, evaluator), static_cast<uint64_t>(pp))); }
-};
+// Layers per stage of a balanced split (ParallelConfig::StageLayers without
+// pp_layers): evaluator, pp.
+using StageSplitKey = WordKey<2>;
 
 // One overlap phase of a stage shape (overlap.h), exactly its inputs:
 // configs that differ only in step-level collectives (ddp vs zero1) or in
 // the schedule share their middle micro-batch phases.
-struct PhaseKey {
-  bool forward = true;
-  bool has_first = false, has_last = false;
-  int count = 0, depth = 0;
-  double interference = 1.0;
-  std::array<double, 9> units{};   // first, body, last: compute, gather, reduce
-  PhaseKey(bool fwd, const UnitRuns& r, int depth_, double interference_)
-      : forward(fwd), has_first(r.has_first), has_last(r.has_last), count(r.count), depth(depth_),
-        interference(interference_),
-        units{r.first.compute, r.first.gather, r.first.reduce, r.body.compute, r.body.gather,
-              r.body.reduce, r.last.compute, r.last.gather, r.last.reduce} {}
-  PhaseKey() = default;
-  bool operator==(const PhaseKey& o) const {
-    if (forward != o.forward || has_first != o.has_first || has_last != o.has_last || count != o.count ||
-        depth != o.depth || DoubleBits(interference) != DoubleBits(o.interference))
-      return false;
-    for (size_t i = 0; i < units.size(); ++i)
-      if (DoubleBits(units[i]) != DoubleBits(o.units[i])) return false;
-    return true;
-  }
-  uint64_t Hash() const {
-    uint64_t h = kHashSeed;
-    for (uint64_t x : {uint64_t(forward), uint64_t(has_first), uint64_t(has_last), uint64_t(count), uint64_t(depth),
-                       DoubleBits(interference)})
-      h = HashMix(h, x);
-    for (double x : units) h = HashMix(h, DoubleBits(x));
-    return HashFinish(h);
-  }
-};
+using PhaseKey = WordKey<12>;
+PhaseKey MakePhaseKey(bool forward, const UnitRuns& r, int depth, double interference) {
+  PhaseKey k;
+  k.w = {static_cast<uint64_t>(forward) | static_cast<uint64_t>(r.has_first) << 1 |
+             static_cast<uint64_t>(r.has_last) << 2,
+         Pack(r.count, depth), DoubleBits(interference),
+         DoubleBits(r.first.compute), DoubleBits(r.first.gather), DoubleBits(r.first.reduce),
+         DoubleBits(r.body.compute), DoubleBits(r.body.gather), DoubleBits(r.body.reduce),
+         DoubleBits(r.last.compute), DoubleBits(r.last.gather), DoubleBits(r.last.reduce)};
+  return k;
+}
 
 PhaseResult Forward(const UnitRuns& runs, int depth, double interference) {
   thread_local SlotMemo<PhaseKey, PhaseResult, 256> memo;
-  return memo.Get(PhaseKey(true, runs, depth, interference),
+  return memo.Get(MakePhaseKey(true, runs, depth, interference),
                   [&] { return ForwardWithPrefetch(runs, depth, interference); });
 }
 PhaseResult Backward(const UnitRuns& runs, double interference) {
   thread_local SlotMemo<PhaseKey, PhaseResult, 256> memo;
-  return memo.Get(PhaseKey(false, runs, 0, interference), [&] { return BackwardWithReduce(runs, interference); });
+  return memo.Get(MakePhaseKey(false, runs, 0, interference), [&] { return BackwardWithReduce(runs, interference); });
 }
 
 // A unit's collectives with their times: what the overlap fold needs.
@@ -539,7 +476,8 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   // --- compute of the three kinds of unit (memoized: many configs share them) ---
   thread_local SlotMemo<UnitsKey, Units, 128> unit_memo;
   const Units& units = unit_memo.Get(
-      UnitsKey{id, c.tp, c.ep, c.cp, c.micro_batch, c.sequence_parallel, c.recompute},
+      UnitsKey{{id, Pack(c.tp, c.ep), Pack(c.cp, c.micro_batch),
+                Pack(c.sequence_parallel ? 1 : 0, static_cast<int>(c.recompute))}},
       [&] { return UnitCosts(c, T); });
   const UnitCost &layer = units.layer, &emb = units.emb, &head = units.head;
   const bool tied_single_copy = model.tied_embeddings && pp == 1;
@@ -547,18 +485,18 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   // --- their collectives, timed on the placed groups (memoized unless recorded) ---
   // (References into the memos stay valid: nothing below looks them up again.)
   std::optional<CommRecord> record;
-  const OrderText order(c.order);
+  CommKey comm_key{{id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.micro_batch),
+                    Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0))}};
+  const bool order_fits = PackOrder(c.order, &comm_key.w[5]);
   const CommTimes* timed = nullptr;
-  if (wl || !order.Fits()) {
+  if (wl || !order_fits) {
     thread_local CommTimes direct;   // (thread_local: no zeroing per call)
     if (wl) record.emplace();
     direct = TimeCollectives(c, T, m, units, wl ? &*record : nullptr);
     timed = &direct;
   } else {
     thread_local SlotMemo<CommKey, CommTimes, 512> comm_memo;
-    timed = &comm_memo.Get(CommKey{id, c.dp, c.tp, c.pp, c.cp, c.ep, c.micro_batch, c.hsdp_group, c.sharding,
-                                   c.sequence_parallel, order},
-                           [&] { return TimeCollectives(c, T, m, units, nullptr); });
+    timed = &comm_memo.Get(comm_key, [&] { return TimeCollectives(c, T, m, units, nullptr); });
   }
   const CommTimes& comm_times = *timed;
   const UnitComm layer_comm =
@@ -573,7 +511,7 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   thread_local SlotMemo<StageSplitKey, std::vector<int>, 16> split_memo;
   if (!c.pp_layers.empty()) explicit_layers = c.StageLayers(model);
   const std::vector<int>& stage_layers =
-      c.pp_layers.empty() ? split_memo.Get(StageSplitKey{id, pp}, [&] { return c.StageLayers(model); })
+      c.pp_layers.empty() ? split_memo.Get(StageSplitKey{{id, static_cast<uint64_t>(pp)}}, [&] { return c.StageLayers(model); })
                           : explicit_layers;
   const int weight_group = c.dp * c.cp;
   const int shard = c.sharding == ShardingMode::kHsdp && c.hsdp_group > 0 ? c.hsdp_group : weight_group;
@@ -770,20 +708,26 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   rep.exposed_comm_energy_per_token = Joules(comm_only_j / tokens);
 
   // --- breakdowns on the critical stage ---
-  // (Built in place: one allocation per vector.)
-  rep.by_op.reserve(8);
-  rep.by_op.push_back({"gemm", Seconds(cs.kernels.gemm), Seconds(0)});
-  rep.by_op.push_back({"attention", Seconds(cs.kernels.attention), Seconds(0)});
-  rep.by_op.push_back({"elementwise", Seconds(cs.kernels.elementwise), Seconds(0)});
-  rep.by_op.push_back({"loss", Seconds(cs.kernels.loss), Seconds(0)});
-  rep.by_op.push_back({"framework_copy", Seconds(cs.kernels.copy), Seconds(0)});
-  rep.by_op.push_back({"launch_overhead", Seconds(cs.kernels.launch), Seconds(0)});
-  rep.by_op.push_back({"interference", Seconds(cs.interference), Seconds(0)});
-  rep.by_op.push_back({"optimizer", Seconds(cs.optimizer), Seconds(0)});
-  rep.by_dimension.reserve(kNumDims);
-  for (ParallelDim d : {ParallelDim::kDp, ParallelDim::kTp, ParallelDim::kPp, ParallelDim::kCp, ParallelDim::kEp}) {
-    rep.by_dimension.push_back(
-        {ToString(d), Seconds(cs.dim_total[DimIndex(d)]), Seconds(std::min(cs.dim_exposed[DimIndex(d)], step))});
+  // Names copied from per-thread prototypes (no strlen, one allocation per vector).
+  thread_local const std::vector<TimeBreakdownEntry> op_names = {
+      {"gemm", {}, {}},           {"attention", {}, {}},       {"elementwise", {}, {}},  {"loss", {}, {}},
+      {"framework_copy", {}, {}}, {"launch_overhead", {}, {}}, {"interference", {}, {}}, {"optimizer", {}, {}}};
+  rep.by_op = op_names;
+  const double op_totals[] = {cs.kernels.gemm, cs.kernels.attention, cs.kernels.elementwise, cs.kernels.loss,
+                              cs.kernels.copy,  cs.kernels.launch,    cs.interference,        cs.optimizer};
+  for (size_t i = 0; i < rep.by_op.size(); ++i) rep.by_op[i].total = Seconds(op_totals[i]);
+  static constexpr ParallelDim kReportDims[] = {ParallelDim::kDp, ParallelDim::kTp, ParallelDim::kPp, ParallelDim::kCp,
+                                                ParallelDim::kEp};
+  thread_local const std::vector<TimeBreakdownEntry> dim_names = [] {
+    std::vector<TimeBreakdownEntry> v;
+    for (ParallelDim d : kReportDims) v.push_back({ToString(d), {}, {}});
+    return v;
+  }();
+  rep.by_dimension = dim_names;
+  for (size_t i = 0; i < rep.by_dimension.size(); ++i) {
+    const int d = DimIndex(kReportDims[i]);
+    rep.by_dimension[i].total = Seconds(cs.dim_total[d]);
+    rep.by_dimension[i].exposed = Seconds(std::min(cs.dim_exposed[d], step));
   }
 
   if (rep.memory_per_gpu.si() > capacity) {
