@@ -121,13 +121,16 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
 }
 
 std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
-  // Names copied from a per-thread prototype (the evaluator asks once per config).
-  thread_local const std::vector<std::pair<std::string, double>> names = {
-      {"weights", 0},     {"gathered_weights", 0}, {"gradients", 0}, {"optimizer", 0},
-      {"activations", 0}, {"logits", 0},           {"reserve", 0}};
-  std::vector<std::pair<std::string, double>> out = names;
-  const double values[] = {weights, gathered_weights, grads, optimizer, activations, logits, reserve};
-  for (size_t i = 0; i < out.size(); ++i) out[i].second = values[i];
+  // Built in place (the evaluator asks once per config).
+  std::vector<std::pair<std::string, double>> out;
+  out.reserve(7);
+  out.emplace_back("weights", weights);
+  out.emplace_back("gathered_weights", gathered_weights);
+  out.emplace_back("gradients", grads);
+  out.emplace_back("optimizer", optimizer);
+  out.emplace_back("activations", activations);
+  out.emplace_back("logits", logits);
+  out.emplace_back("reserve", reserve);
   return out;
 }
 
