@@ -40,10 +40,17 @@ struct WordKey {
     return true;
   }
   uint64_t Hash() const {
-    constexpr uint64_t kOdd[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
-                                  0xd6e8feb86659fd93ull};
-    uint64_t h = N;
-    for (size_t i = 0; i < N; ++i) h += (w[i] ^ (w[i] >> 29)) * (kOdd[i % 4] + 2 * i);
+    static constexpr std::array<uint64_t, N> kMul = [] {   // odd multipliers from an LCG
+      std::array<uint64_t, N> k{};
+      uint64_t x = 0x9e3779b97f4a7c15ull;
+      for (uint64_t& m : k) {
+        m = x | 1;
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+      }
+      return k;
+    }();
+    uint64_t h = 0;
+    for (size_t i = 0; i < N; ++i) h += w[i] * kMul[i];
     return HashFinish(h);
   }
 };
