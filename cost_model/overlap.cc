@@ -35,15 +35,16 @@ struct ArrayUnits {
 
 struct RunUnits {
   const UnitRuns& r;
-  const OverlapUnit& operator[](int i) const { return r[i]; }
-  // Run boundaries: [0, b0) first, [b0, b1) body, [b1, n) last.
+  const int b0, b1;   // run boundaries: [0, b0) first, [b0, b1) body, [b1, n) last
+  explicit RunUnits(const UnitRuns& runs)
+      : r(runs), b0(runs.has_first ? 1 : 0), b1((runs.has_first ? 1 : 0) + runs.count) {}
+  const OverlapUnit& operator[](int i) const { return i < b0 ? r.first : (i < b1 ? r.body : r.last); }
   int RunEnd(int i, int n) const {
-    const int b0 = r.has_first ? 1 : 0, b1 = b0 + r.count;
-    const OverlapUnit& x = r[i];
+    const OverlapUnit& x = (*this)[i];
     int end = i;
     // Walk whole runs; a neighbouring run with the same values continues it.
     if (end >= b0 && end < b1) end = b1 - 1;
-    while (end + 1 < n && SameUnit(r[end + 1], x)) {
+    while (end + 1 < n && SameUnit((*this)[end + 1], x)) {
       ++end;
       if (end >= b0 && end < b1) end = b1 - 1;
       else if (end >= b1) end = n - 1;
@@ -51,12 +52,11 @@ struct RunUnits {
     return end;
   }
   int RunBegin(int i) const {
-    const int b0 = r.has_first ? 1 : 0, b1 = b0 + r.count;
-    const OverlapUnit& x = r[i];
+    const OverlapUnit& x = (*this)[i];
     int begin = i;
     if (begin >= b0 && begin < b1) begin = b0;
     else if (begin >= b1) begin = b1;
-    while (begin - 1 >= 0 && SameUnit(r[begin - 1], x)) {
+    while (begin - 1 >= 0 && SameUnit((*this)[begin - 1], x)) {
       --begin;
       if (begin >= b0 && begin < b1) begin = b0;
       else if (begin >= b1) begin = b1;
