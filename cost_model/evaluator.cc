@@ -199,7 +199,7 @@ struct TimedList {
 };
 struct CommTimes {
   TimedList<16> layer;       // TP, CP, EP and dense + expert sharding
-  TimedList<6> emb, head;    // sharding and vocab-parallel TP
+  UnitComm emb, head;        // sharding and vocab-parallel TP, folded (no recompute, no attention)
   double p2p = 0;            // one pipeline send (0 without pp)
 };
 
@@ -446,8 +446,11 @@ CommTimes AnalyticalEvaluator::Impl::TimeCollectives(const ParallelConfig& c, do
       head_list.push_back(x);
     }
   }
-  TimeList(emb_list, paths, features, out.emb, rec ? &rec->emb : nullptr);
-  TimeList(head_list, paths, features, out.head, rec ? &rec->head : nullptr);
+  TimedList<6> emb_timed, head_timed;
+  TimeList(emb_list, paths, features, emb_timed, rec ? &rec->emb : nullptr);
+  TimeList(head_list, paths, features, head_timed, rec ? &rec->head : nullptr);
+  out.emb = FoldComm(emb_timed, 0, 0, c.cp, RecomputeMode::kNone);
+  out.head = FoldComm(head_timed, 0, 0, c.cp, RecomputeMode::kNone);
   if (rec) rec->pp_send = plan.pp_send;
   if (plan.has_pp_send) {
     out.p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, features);
@@ -501,8 +504,8 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   const CommTimes& comm_times = *timed;
   const UnitComm layer_comm =
       FoldComm(comm_times.layer, layer.fwd.attention, layer.bwd.attention - layer.recompute_s, c.cp, c.recompute);
-  const UnitComm emb_comm = FoldComm(comm_times.emb, 0, 0, c.cp, RecomputeMode::kNone);
-  const UnitComm head_comm = FoldComm(comm_times.head, 0, 0, c.cp, RecomputeMode::kNone);
+  const UnitComm& emb_comm = comm_times.emb;
+  const UnitComm& head_comm = comm_times.head;
   const double p2p = comm_times.p2p;
 
   // --- per stage: overlap rules over its units ---
@@ -527,6 +530,12 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   stage_memory.resize(pp);
   MemoryEstimate peak_mem;
   int mem_stage = 0;
+  // Per-layer activation terms of this config (the same on every stage).
+  const double scores = c.recompute == RecomputeMode::kNone ? T * score_bytes_per_token / c.tp : 0.0;
+  const double layer_activation = LayerActivationBytes(act, T, c.tp, c.sequence_parallel, c.recompute) + scores;
+  const double working_bytes =
+      c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(act, T, c.tp, c.sequence_parallel) : 0.0;
+  const double logits_bytes = T * lcm.vocab / c.tp * stack.logits_bytes_per_element;
   for (int s = 0; s < pp; ++s) {
     const bool first = s == 0, last = s == pp - 1;
     const int L = stage_layers[s];
@@ -636,11 +645,9 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
     mi.params.layers = L;
     mi.params.largest_layer = std::max({layer.params, first ? emb.params : 0.0, last ? head.params : 0.0});
     const double in_flight = MicroBatchesInFlight(c.schedule, pp, m, v, s);
-    const double scores = c.recompute == RecomputeMode::kNone ? T * score_bytes_per_token / c.tp : 0.0;
-    mi.activation_bytes =
-        in_flight * L * (LayerActivationBytes(act, T, c.tp, c.sequence_parallel, c.recompute) + scores);
-    mi.working_bytes = c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(act, T, c.tp, c.sequence_parallel) : 0.0;
-    mi.logits_bytes = last ? T * lcm.vocab / c.tp * stack.logits_bytes_per_element : 0.0;
+    mi.activation_bytes = in_flight * L * layer_activation;
+    mi.working_bytes = working_bytes;
+    mi.logits_bytes = last ? logits_bytes : 0.0;
     const MemoryEstimate mem = EstimateMemory(stack, mi);
     stage_memory[s] = mem.total;
     if (s == 0 || mem.total > stage_memory[mem_stage]) {   // the first stage at the peak

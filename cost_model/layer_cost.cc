@@ -4,27 +4,6 @@
 
 namespace parasim {
 
-KernelSeconds& KernelSeconds::operator+=(const KernelSeconds& o) {
-  gemm += o.gemm;
-  attention += o.attention;
-  elementwise += o.elementwise;
-  loss += o.loss;
-  copy += o.copy;
-  launch += o.launch;
-  return *this;
-}
-
-KernelSeconds KernelSeconds::Scaled(double k) const {
-  KernelSeconds r = *this;
-  r.gemm *= k;
-  r.attention *= k;
-  r.elementwise *= k;
-  r.loss *= k;
-  r.copy *= k;
-  r.launch *= k;
-  return r;
-}
-
 namespace {
 
 // Launch overhead of `kernels` dependent kernels whose GPU time is `busy`:

@@ -18,8 +18,25 @@ struct KernelSeconds {
   double gemm = 0, attention = 0, elementwise = 0, loss = 0, copy = 0, launch = 0;
   double Total() const { return gemm + attention + elementwise + loss + copy + launch; }
   double Matmul() const { return gemm + attention; }
-  KernelSeconds& operator+=(const KernelSeconds& o);
-  KernelSeconds Scaled(double k) const;
+  KernelSeconds& operator+=(const KernelSeconds& o) {   // (inline: the evaluator's hot loop)
+    gemm += o.gemm;
+    attention += o.attention;
+    elementwise += o.elementwise;
+    loss += o.loss;
+    copy += o.copy;
+    launch += o.launch;
+    return *this;
+  }
+  KernelSeconds Scaled(double k) const {
+    KernelSeconds r = *this;
+    r.gemm *= k;
+    r.attention *= k;
+    r.elementwise *= k;
+    r.loss *= k;
+    r.copy *= k;
+    r.launch *= k;
+    return r;
+  }
 };
 
 struct UnitCost {
