@@ -80,9 +80,12 @@ SoftwareStack PyTorchFsdp() {
   // _reduce_grad): one pass over the layer's bf16 gradient.
   s.copy_passes_forward = 0;
   s.copy_passes_backward = 1;
-  // torch.optim.AdamW(fused/foreach) on fp32 params: read p, g, m, v (16 B),
-  // write p, m, v (12 B) = 28 B per parameter.
-  s.optimizer_bytes_per_param = 28;
+  // torch.optim.AdamW in PyTorch 2.3 defaults to foreach on CUDA (fused is
+  // opt-in): _multi_tensor_adamw runs one pass per step of the update over fp32
+  // tensors: decay p·(1−lr·wd) r4w4, m.lerp_(g) r8w4, v·β2 r4w4, v.addcmul_(g, g)
+  // r8w4, sqrt(v) r4w4, ÷ bias correction r4w4, + eps r4w4, p.addcdiv_(m, denom)
+  // r12w4 = 80 B per parameter (fused: read p, g, m, v, write p, m, v = 28 B).
+  s.optimizer_bytes_per_param = 80;
   // NCCL on a DGX H100 builds 2 channels per NIC × 8 NICs = 16 ring channels,
   // one SM each (NCCL topology search, src/graph/search.cc).
   s.nccl_channels = 16;
@@ -117,6 +120,8 @@ SoftwareStack PyTorchFsdp2() {
   // one pass each way (torch/distributed/_composable/fsdp/_fsdp_collectives.py).
   s.copy_passes_forward = 1;
   s.copy_passes_backward = 1;
+  // torchtitan builds AdamW with fused=True: read p, g, m, v, write p, m, v.
+  s.optimizer_bytes_per_param = 28;
   // PyTorch 2.7 ships NCCL 2.26.2: PAT for one-GPU-per-node AG/RS, NVLS.
   s.nccl_version = 22602;
   return s;
