@@ -9,8 +9,11 @@ namespace {
 // Launch overhead of `kernels` dependent kernels whose GPU time is `busy`:
 // each leaves a gap on the GPU, and when the host cannot issue them as fast
 // as the GPU runs them the difference is exposed too.
-double LaunchSeconds(const SoftwareStack& s, double kernels, double busy) {
-  return kernels * s.kernel_gap_s + std::max(0.0, kernels * s.host_per_kernel_s - busy);
+// GPU gaps between dependent kernels, plus the host's dispatch time beyond
+// the GPU's busy time (the CPU runs ahead asynchronously until it is the
+// slower of the two). `host_extra` = host time that launches no kernel.
+double LaunchSeconds(const SoftwareStack& s, double kernels, double busy, double host_extra = 0) {
+  return kernels * s.kernel_gap_s + std::max(0.0, kernels * s.host_per_kernel_s + host_extra - busy);
 }
 
 }  // namespace
@@ -81,11 +84,20 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   // Attention core: T queries against the full s keys (CP ranks see all keys
   // over the ring), heads split over tp.
   const double attn_flops = 4.0 * T * m.seq * m.ad / tp;
-  double score_bytes_fwd = 0, score_bytes_bwd = 0;
+  double attn_bytes_fwd = 0, attn_bytes_bwd = 0;   // HBM traffic beside the attention kernels
   if (m.attention.fused) {
     const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / c.cp);
     u.fwd.attention = attn.fwd;
     u.bwd.attention = attn.bwd;
+    if (c.cp > 1) {
+      // Ring attention's merge of partial outputs and gradient accumulation.
+      const double out_elems = T * m.ad / tp;
+      const double qkv_elems = T * (m.ad + 2.0 * m.gd) / tp;
+      attn_bytes_fwd = out_elems * (s.cp_merge_bytes_fixed + (c.cp - 1) * s.cp_merge_bytes_per_step);
+      attn_bytes_bwd = qkv_elems * (s.cp_grad_bytes_fixed + c.cp * s.cp_grad_bytes_per_step);
+      u.fwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
+      u.bwd.elementwise += MemorySeconds(d, attn_bytes_bwd);
+    }
   } else {
     // Unfused: QKᵀ and AV as batched GEMMs over the whole s×s scores (the
     // causal half is computed and masked), scores streamed through HBM.
@@ -94,12 +106,12 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
     const double qk = GemmSeconds(d, rows, m.seq, m.head_dim);
     const double av = GemmSeconds(d, rows, m.head_dim, m.seq);
     const double scores = rows * m.seq;
-    score_bytes_fwd = scores * m.attention.score_bytes_forward;
-    score_bytes_bwd = scores * m.attention.score_bytes_backward;
+    attn_bytes_fwd = scores * m.attention.score_bytes_forward;
+    attn_bytes_bwd = scores * m.attention.score_bytes_backward;
     u.fwd.attention = qk + av;
     u.bwd.attention = 2.0 * (qk + av);
-    u.fwd.elementwise += MemorySeconds(d, score_bytes_fwd);
-    u.bwd.elementwise += MemorySeconds(d, score_bytes_bwd);
+    u.fwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
+    u.bwd.elementwise += MemorySeconds(d, attn_bytes_bwd);
   }
   // Memory-bound ops. Norms and residuals run on the full hidden vector of
   // every token a TP rank holds (T/tp with SP).
@@ -117,23 +129,28 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   const double copy_bytes = 2.0 * s.compute_param_bytes * u.params;
   u.fwd.copy = MemorySeconds(d, s.copy_passes_forward * copy_bytes);
   u.bwd.copy = MemorySeconds(d, s.copy_passes_backward * copy_bytes);
-  const double n_fwd = s.kernels_per_layer_forward;
-  u.fwd.launch = LaunchSeconds(s, n_fwd, u.fwd.Total());
-  u.bwd.launch = LaunchSeconds(s, 2.0 * n_fwd, u.bwd.Total());
+  const double n_cp = c.cp > 1 ? static_cast<double>(s.cp_kernels_per_step) * c.cp : 0.0;
+  const double n_fwd = s.kernels_per_layer_forward + n_cp;
+  // Tensor-parallel linears (q, k, v, o and the MLP's) dispatch through the
+  // stack's TP layer: forward once, backward twice (dgrad, wgrad).
+  const double tp_linears = c.tp > 1 ? 4.0 + mats_in + 1.0 : 0.0;
+  const double tp_host = tp_linears * s.host_per_tp_linear_s;
+  u.fwd.launch = LaunchSeconds(s, n_fwd, u.fwd.Total(), tp_host);
+  u.bwd.launch = LaunchSeconds(s, 2.0 * n_fwd, u.bwd.Total(), 2.0 * tp_host);
   // FLOPs and bytes.
   const LayerOpFlops f = LayerForwardFlops(m.flops, T, m.seq, c.tp);
   u.fwd_flops = f.Total();
   u.bwd_flops = BackwardFlops(f.Total());
-  u.fwd_bytes = elem_fwd + score_bytes_fwd + s.copy_passes_forward * copy_bytes;
-  u.bwd_bytes = 2.0 * elem_fwd + score_bytes_bwd + s.copy_passes_backward * copy_bytes;
+  u.fwd_bytes = elem_fwd + attn_bytes_fwd + s.copy_passes_forward * copy_bytes;
+  u.bwd_bytes = 2.0 * elem_fwd + attn_bytes_bwd + s.copy_passes_backward * copy_bytes;
   // Recomputation: selective re-runs the attention core, full the whole forward.
   if (c.recompute == RecomputeMode::kSelective) {
     // The attention core again (unfused: with its score traffic).
-    const double again = u.fwd.attention + MemorySeconds(d, score_bytes_fwd);
+    const double again = u.fwd.attention + MemorySeconds(d, attn_bytes_fwd);
     u.recompute_s = again;
     u.bwd.attention += u.fwd.attention;
-    u.bwd.elementwise += MemorySeconds(d, score_bytes_fwd);
-    u.bwd_bytes += score_bytes_fwd;
+    u.bwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
+    u.bwd_bytes += attn_bytes_fwd;
     u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
   } else if (c.recompute == RecomputeMode::kFull) {
     u.recompute_s = u.fwd.Total() - u.fwd.copy;
@@ -141,7 +158,7 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
     again.copy = 0;
     u.bwd += again;
     u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
-    u.bwd_bytes += elem_fwd + score_bytes_fwd;
+    u.bwd_bytes += elem_fwd + attn_bytes_fwd;
   }
   return u;
 }

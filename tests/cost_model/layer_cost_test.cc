@@ -1,0 +1,70 @@
+#include <catch2/catch.hpp>
+
+#include "core/parallel_config.h"
+#include "cost_model/layer_cost.h"
+#include "cost_model/software_stack.h"
+#include "test_specs.h"
+
+using namespace parasim;
+using Catch::Matchers::WithinRel;
+
+namespace {
+DeviceRates H100Rates() {
+  DeviceRates d;
+  d.peak_flops = 989e12;
+  d.hbm_Bps = 3.0e12;
+  d.sm_count = 132;
+  return d;
+}
+}  // namespace
+
+TEST_CASE("cost_model: context parallelism adds exactly the ring merge's HBM traffic", "[cost_model]") {
+  const ModelSpec model = testing::Llama2_7b();
+  const SoftwareStack stack = LoadSoftwareStack("pytorch-fsdp");
+  const LayerCostModel m = MakeLayerCostModel(model, H100Rates(), stack, 4096);
+  // Same tokens per GPU (2 × 4096 / cp), same kernels: only the merge differs.
+  const double h = static_cast<double>(model.hidden_size);
+  for (int cp : {2, 4, 8}) {
+    const double T = 8192.0 / cp;
+    ParallelConfig base = ParseParallelConfig("dp=1");
+    ParallelConfig ring = ParseParallelConfig(StrCat("dp=1,cp=", cp));
+    const UnitCost a = TransformerLayerCost(m, base, T);
+    const UnitCost b = TransformerLayerCost(m, ring, T);
+    // Llama-2-7B is multi-head: q, k, v and the output are T×h each.
+    const double fwd = T * h * (stack.cp_merge_bytes_fixed + (cp - 1) * stack.cp_merge_bytes_per_step);
+    const double bwd = 3.0 * T * h * (stack.cp_grad_bytes_fixed + cp * stack.cp_grad_bytes_per_step);
+    CHECK_THAT(b.fwd_bytes - a.fwd_bytes, WithinRel(fwd, 1e-12));
+    CHECK_THAT(b.bwd_bytes - a.bwd_bytes, WithinRel(bwd, 1e-12));
+    CHECK_THAT(b.fwd.elementwise - a.fwd.elementwise, WithinRel(fwd / 3.0e12, 1e-9));
+    // Forward FLOPs are the same work split differently (attention over the full keys).
+    CHECK_THAT(b.fwd_flops, WithinRel(a.fwd_flops, 1e-12));
+  }
+  // More ring steps, more merging per token.
+  const UnitCost c2 = TransformerLayerCost(m, ParseParallelConfig("dp=1,cp=2"), 2048);
+  const UnitCost c4 = TransformerLayerCost(m, ParseParallelConfig("dp=1,cp=4"), 2048);
+  CHECK(c4.fwd.elementwise > c2.fwd.elementwise);
+  CHECK(c4.bwd.elementwise > c2.bwd.elementwise);
+}
+
+TEST_CASE("cost_model: eager DTensor dispatch of TP linears binds only when the GPU work is small", "[cost_model]") {
+  const ModelSpec model = testing::Llama2_7b();
+  const SoftwareStack eager = LoadSoftwareStack("pytorch-fsdp");
+  const SoftwareStack megatron = LoadSoftwareStack("megatron-core");
+  REQUIRE(eager.host_per_tp_linear_s > 0);
+  REQUIRE(megatron.host_per_tp_linear_s == 0);
+  const LayerCostModel me = MakeLayerCostModel(model, H100Rates(), eager, 4096);
+  const LayerCostModel mm = MakeLayerCostModel(model, H100Rates(), megatron, 4096);
+  // tp=8, one 4k sequence: ~1 ms of GPU work per layer forward, 7 linears × 0.34 ms of host.
+  const ParallelConfig tp8 = ParseParallelConfig("dp=1,tp=8,sp=on");
+  const UnitCost small = TransformerLayerCost(me, tp8, 4096);
+  const double host_fwd = 7 * eager.host_per_tp_linear_s + eager.kernels_per_layer_forward * eager.host_per_kernel_s;
+  const double busy_fwd = small.fwd.Total() - small.fwd.launch;
+  REQUIRE(host_fwd > busy_fwd);
+  CHECK_THAT(small.fwd.launch, WithinRel(eager.kernels_per_layer_forward * eager.kernel_gap_s + host_fwd - busy_fwd, 1e-9));
+  CHECK(TransformerLayerCost(mm, tp8, 4096).fwd.launch < 0.1 * small.fwd.launch);
+  // No TP, or enough work per GPU: the host runs ahead and costs nothing.
+  const UnitCost tp1 = TransformerLayerCost(me, ParseParallelConfig("dp=1"), 8192);
+  CHECK_THAT(tp1.fwd.launch, WithinRel(eager.kernels_per_layer_forward * eager.kernel_gap_s, 1e-9));
+  const UnitCost big = TransformerLayerCost(me, ParseParallelConfig("dp=1,tp=2,sp=on"), 16384);
+  CHECK_THAT(big.fwd.launch, WithinRel(eager.kernels_per_layer_forward * eager.kernel_gap_s, 1e-9));
+}
