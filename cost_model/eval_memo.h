@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <cstddef>
 #include <string>
 
@@ -79,7 +80,8 @@ class SlotMemo {
  public:
   template <class Make>
   const Value& Get(const Key& key, Make&& make) {
-    Set& set = sets_[key.Hash() % Sets];
+    if (!sets_) sets_ = std::make_unique<std::array<Set, Sets>>();   // heap: keeps thread-local storage small
+    Set& set = (*sets_)[key.Hash() % Sets];
     for (int w = 0; w < 2; ++w) {
       if (set.used[w] && set.way[w].key == key) {
         set.mru = w;
@@ -105,7 +107,7 @@ class SlotMemo {
     int mru = 0;
     Slot way[2];
   };
-  std::array<Set, Sets> sets_{};
+  std::unique_ptr<std::array<Set, Sets>> sets_;
 };
 
 }  // namespace parasim
