@@ -72,8 +72,7 @@ class PathCache {
     std::memcpy(key.w.data(), e.key.w.data(), sizeof e.key.w);
     key.w[8] = static_cast<uint64_t>(op);
     key.w[9] = DoubleBits(size.si());
-    return times.Get(key,
-                     [&] { return EstimateCollective(op, size, e.path, features).time.si(); });
+    return times.Get(key, [&] { return EstimateCollective(op, size, e.path, features).time.si(); });
   }
 
  private:
@@ -198,7 +197,7 @@ struct TimedList {
   int n = 0;
 };
 struct CommTimes {
-  TimedList<16> layer;       // TP, CP, EP and dense + expert sharding
+  TimedList<24> layer;       // TP, CP, EP and dense + expert sharding (16 at most today)
   UnitComm emb, head;        // sharding and vocab-parallel TP, folded (no recompute, no attention)
   double p2p = 0;            // one pipeline send (0 without pp)
 };
@@ -247,7 +246,7 @@ struct AnalyticalEvaluator::Impl {
   std::string capacity_text;   // capacity in GB as a memory verdict prints it
   double score_bytes_per_token = 0;  // unfused attention activations (÷ tp; selective recompute drops them)
   int fabric_switches = 0;   // for network power (0 W per switch = not counted)
-  uint64_t id = 0;  // unique per instance: keys the per-thread group-path cache
+  uint64_t id = 0;  // unique per instance: keys the per-thread memo tables
 
   Report Analyze(const ParallelConfig& c, StepWorkload* wl) const;
   Units UnitCosts(const ParallelConfig& c, double T) const;
@@ -449,7 +448,7 @@ CommTimes AnalyticalEvaluator::Impl::TimeCollectives(const ParallelConfig& c, do
       head_list.push_back(x);
     }
   }
-  TimedList<6> emb_timed, head_timed;
+  TimedList<12> emb_timed, head_timed;
   TimeList(emb_list, paths, features, emb_timed, rec ? &rec->emb : nullptr);
   TimeList(head_list, paths, features, head_timed, rec ? &rec->head : nullptr);
   out.emb = FoldComm(emb_timed, 0, 0, c.cp, RecomputeMode::kNone);
@@ -517,8 +516,9 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   thread_local SlotMemo<StageSplitKey, std::vector<int>, 16> split_memo;
   if (!c.pp_layers.empty()) explicit_layers = c.StageLayers(model);
   const std::vector<int>& stage_layers =
-      c.pp_layers.empty() ? split_memo.Get(StageSplitKey{{id, static_cast<uint64_t>(pp)}}, [&] { return c.StageLayers(model); })
-                          : explicit_layers;
+      c.pp_layers.empty()
+          ? split_memo.Get(StageSplitKey{{id, static_cast<uint64_t>(pp)}}, [&] { return c.StageLayers(model); })
+          : explicit_layers;
   const int weight_group = c.dp * c.cp;
   const int shard = c.sharding == ShardingMode::kHsdp && c.hsdp_group > 0 ? c.hsdp_group : weight_group;
   const int expert_shard = std::max(1, std::min(shard, weight_group / std::max(1, c.ep)));

@@ -125,7 +125,9 @@ TEST_CASE("cost_model: memoized evaluation equals a cold evaluation, in any orde
   for (const Setup& s : Setups()) {
     const std::vector<ParallelConfig> configs = Configs(s.cluster.TotalGpus(), 7);
     std::vector<std::string> cold;
-    for (const ParallelConfig& c : configs) cold.push_back(Bits(AnalyticalEvaluator(s.model, s.cluster, s.job).Evaluate(c)));
+    for (const ParallelConfig& c : configs) {
+      cold.push_back(Bits(AnalyticalEvaluator(s.model, s.cluster, s.job).Evaluate(c)));
+    }
     const AnalyticalEvaluator warm(s.model, s.cluster, s.job);
     int feasible = 0;
     for (size_t i = 0; i < configs.size(); ++i) {
