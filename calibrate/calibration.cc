@@ -1,5 +1,6 @@
 #include "calibrate/calibration.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -68,6 +69,14 @@ GpuProfile ApplyCalibration(const GpuProfile& base, const CalibrationFits& fits,
                file, ", rms time error ", Pct(fits.gemm->summary.rms_rel_error), "; best measured ",
                Pct(fits.gemm->best_efficiency), " of peak (", fits.gemm->best_shape, ")");
   }
+  if (fits.gemm && fits.gemm_burst && fits.gemm->summary.usable() && fits.gemm_burst->summary.usable()) {
+    // The same cost model fitted to the same shapes, at power-capped and at
+    // burst clocks: their ratio is what the power cap costs a tensor-core kernel.
+    g.sustained_fraction = std::min(1.0, fits.gemm->gemm_max_efficiency / fits.gemm_burst->gemm_max_efficiency);
+    g.sources["efficiency.sustained"] =
+        StrCat(tag, ": GEMM fit after 10 s of load (", Num(fits.gemm->gemm_max_efficiency), ") / burst fit (",
+               Num(fits.gemm_burst->gemm_max_efficiency), ")");
+  }
   if (fits.memory && fits.memory->summary.usable()) {
     g.memory_efficiency = fits.memory->memory_efficiency;
     g.sources["efficiency.memory"] =
@@ -124,6 +133,7 @@ std::string GpuProfileYaml(const GpuProfile& g) {
     << "  comm_fraction: " << Num(g.power_comm_fraction) << "\n"
     << "efficiency:\n"
     << "  gemm_max: " << Num(g.gemm_max_efficiency) << "\n"
+    << "  sustained: " << Num(g.sustained_fraction) << "\n"
     << "  memory: " << Num(g.memory_efficiency) << "\n"
     << "  nvlink: " << Num(g.nvlink_efficiency) << "\n";
   if (!g.sources.empty()) {

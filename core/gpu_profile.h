@@ -34,7 +34,12 @@ struct GpuProfile {
   Watts idle_power;
 
   // Efficiency model (defaults from published measurements; calibration refits).
-  double gemm_max_efficiency = 0.8;   // best-shape GEMM / peak (MAMF)
+  double gemm_max_efficiency = 0.8;   // best-shape GEMM / peak, sustained under the power cap
+  // Sustained / short-burst tensor-core throughput: a training run holds the
+  // GPU at its power cap, where clocks sit below the burst clocks that kernel
+  // papers and microbenchmarks report. Scales burst-measured kernel figures
+  // (the stacks' attention efficiencies).
+  double sustained_fraction = 1.0;
   double memory_efficiency = 0.85;    // achievable / peak HBM bandwidth for streaming kernels
   double nvlink_efficiency = 0.82;    // achievable / spec NVLink per direction (NCCL's own link model)
   bool nvls = false;                  // NVLink SHARP in the NVSwitch (Hopper and later)

@@ -73,6 +73,7 @@ void ApplyOverrides(YamlMap& o, GpuProfile& g) {
   g.idle_power = o.Power("idle_power", g.idle_power);
   g.nvls = o.Bool("nvls", g.nvls);
   g.gemm_max_efficiency = o.Double("gemm_max_efficiency", g.gemm_max_efficiency, 0.01, 1.0);
+  g.sustained_fraction = o.Double("sustained_fraction", g.sustained_fraction, 0.01, 1.0);
   g.memory_efficiency = o.Double("memory_efficiency", g.memory_efficiency, 0.01, 1.0);
   g.nvlink_efficiency = o.Double("nvlink_efficiency", g.nvlink_efficiency, 0.01, 1.0);
   g.power_matmul_fraction = o.Double("power_matmul_fraction", g.power_matmul_fraction, 0.0, 1.0);
@@ -131,6 +132,7 @@ GpuProfile ParseGpuProfile(YamlMap& map) {
   {
     YamlMap e = map.Map("efficiency");
     g.gemm_max_efficiency = e.Double("gemm_max", g.gemm_max_efficiency, 0.01, 1.0);
+    g.sustained_fraction = e.Double("sustained", g.sustained_fraction, 0.01, 1.0);
     g.memory_efficiency = e.Double("memory", g.memory_efficiency, 0.01, 1.0);
     g.nvlink_efficiency = e.Double("nvlink", g.nvlink_efficiency, 0.01, 1.0);
     e.Finish();

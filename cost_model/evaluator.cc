@@ -220,8 +220,9 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   d.hbm_Bps = g.hbm_bandwidth.si() * g.memory_efficiency;
   d.sm_count = g.sm_count > 0 ? g.sm_count : 100;
   const AttentionKernel& ak = s.stack.AttentionFor(g);
-  d.attention_fwd_efficiency = ak.forward_efficiency;
-  d.attention_bwd_efficiency = ak.forward_efficiency * ak.backward_ratio;
+  // Attention efficiencies are kernel papers' burst figures; training runs at the power cap.
+  d.attention_fwd_efficiency = ak.forward_efficiency * g.sustained_fraction;
+  d.attention_bwd_efficiency = ak.forward_efficiency * ak.backward_ratio * g.sustained_fraction;
   s.lcm = MakeLayerCostModel(s.model, d, s.stack, job.seq_len);
   s.lcm.attention = ak;
   s.lcm.stack = &s.stack;

@@ -102,11 +102,20 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   // Attention core: T queries against the full s keys (CP ranks see all keys
   // over the ring), heads split over tp.
   const double attn_flops = 4.0 * T * m.seq * m.ad / tp;
-  double score_bytes_fwd = 0, score_bytes_bwd = 0;
+  double attn_bytes_fwd = 0, attn_bytes_bwd = 0;   // HBM traffic beside the attention kernels
   if (m.attention.fused) {
     const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / c.cp);
     u.fwd.attention = attn.fwd;
     u.bwd.attention = attn.bwd;
+    if (c.cp > 1) {
+      // Ring attention's merge of partial outputs and gradient accumulation.
+      const double out_elems = T * m.ad / tp;
+      const double qkv_elems = T * (m.ad + 2.0 * m.gd) / tp;
+      attn_bytes_fwd = out_elems * (s.cp_merge_bytes_fixed + (c.cp - 1) * s.cp_merge_bytes_per_step);
+      attn_bytes_bwd = qkv_elems * (s.cp_grad_bytes_fixed + c.cp * s.cp_grad_bytes_per_step);
+      u.fwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
+      u.bwd.elementwise += MemorySeconds(d, attn_bytes_bwd);
+    }
   } else {
     // Unfused: QKᵀ and AV as batched GEMMs over the whole s×s scores (the
     // causal half is computed and masked), scores streamed through HBM.
@@ -115,12 +124,12 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
     const double qk = GemmSeconds(d, rows, m.seq, m.head_dim);
     const double av = GemmSeconds(d, rows, m.head_dim, m.seq);
     const double scores = rows * m.seq;
-    score_bytes_fwd = scores * m.attention.score_bytes_forward;
-    score_bytes_bwd = scores * m.attention.score_bytes_backward;
+    attn_bytes_fwd = scores * m.attention.score_bytes_forward;
+    attn_bytes_bwd = scores * m.attention.score_bytes_backward;
     u.fwd.attention = qk + av;
     u.bwd.attention = 2.0 * (qk + av);
-    u.fwd.elementwise += MemorySeconds(d, score_bytes_fwd);
-    u.bwd.elementwise += MemorySeconds(d, score_bytes_bwd);
+    u.fwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
+    u.bwd.elementwise += MemorySeconds(d, attn_bytes_bwd);
   }
   // Memory-bound ops. Norms and residuals run on the full hidden vector of
   // every token a TP rank holds (T/tp with SP).
@@ -138,23 +147,24 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   const double copy_bytes = 2.0 * s.compute_param_bytes * u.params;
   u.fwd.copy = MemorySeconds(d, s.copy_passes_forward * copy_bytes);
   u.bwd.copy = MemorySeconds(d, s.copy_passes_backward * copy_bytes);
-  const double n_fwd = s.kernels_per_layer_forward;
+  const double n_cp = c.cp > 1 ? static_cast<double>(s.cp_kernels_per_step) * c.cp : 0.0;
+  const double n_fwd = s.kernels_per_layer_forward + n_cp;
   u.fwd.launch = LaunchSeconds(s, n_fwd, u.fwd.Total());
   u.bwd.launch = LaunchSeconds(s, 2.0 * n_fwd, u.bwd.Total());
   // FLOPs and bytes.
   const LayerOpFlops f = LayerForwardFlops(m.flops, T, m.seq, c.tp);
   u.fwd_flops = f.Total();
   u.bwd_flops = BackwardFlops(f.Total());
-  u.fwd_bytes = elem_fwd + score_bytes_fwd + s.copy_passes_forward * copy_bytes;
-  u.bwd_bytes = 2.0 * elem_fwd + score_bytes_bwd + s.copy_passes_backward * copy_bytes;
+  u.fwd_bytes = elem_fwd + attn_bytes_fwd + s.copy_passes_forward * copy_bytes;
+  u.bwd_bytes = 2.0 * elem_fwd + attn_bytes_bwd + s.copy_passes_backward * copy_bytes;
   // Recomputation: selective re-runs the attention core, full the whole forward.
   if (c.recompute == RecomputeMode::kSelective) {
     // The attention core again (unfused: with its score traffic).
-    const double again = u.fwd.attention + MemorySeconds(d, score_bytes_fwd);
+    const double again = u.fwd.attention + MemorySeconds(d, attn_bytes_fwd);
     u.recompute_s = again;
     u.bwd.attention += u.fwd.attention;
-    u.bwd.elementwise += MemorySeconds(d, score_bytes_fwd);
-    u.bwd_bytes += score_bytes_fwd;
+    u.bwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
+    u.bwd_bytes += attn_bytes_fwd;
     u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
   } else if (c.recompute == RecomputeMode::kFull) {
     u.recompute_s = u.fwd.Total() - u.fwd.copy;
@@ -162,7 +172,7 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
     again.copy = 0;
     u.bwd += again;
     u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
-    u.bwd_bytes += elem_fwd + score_bytes_fwd;
+    u.bwd_bytes += elem_fwd + attn_bytes_fwd;
   }
   return u;
 }

@@ -48,6 +48,20 @@ SoftwareStack PyTorchFsdp() {
   s.act_bytes_per_element = 10;
   s.residual_bytes_per_element = 6;
   s.kernels_per_layer_forward = 41;
+  // Ring attention as PyTorch implements it (torch/distributed/tensor/
+  // experimental/_attention.py): one flash call per ring step; _SDPAMerger
+  // keeps the output in fp32: first block cast r2w4, each later step
+  // out − sigmoid(lse_b − lse)·(out − block): cast r2w4, sub r8w4,
+  // mul r4w4, sub r8w4 = 38 B; the final cast r4w2. With causal load
+  // balancing some ranks merge half the rows on some steps, but the rank that
+  // merges every row paces the ring. Backward zero-fills fp32 dq, dk, dv (w4),
+  // accumulates each step's block gradients into them (r4 r2 w4 = 10 B) and
+  // casts them back (r4w2).
+  s.cp_merge_bytes_fixed = 12;
+  s.cp_merge_bytes_per_step = 38;
+  s.cp_grad_bytes_per_step = 10;
+  s.cp_grad_bytes_fixed = 10;
+  s.cp_kernels_per_step = 5;
   // Loss: bf16 logits upcast to fp32 (r2w4), log_softmax (r4w4 + 2 reduction
   // reads r4), nll r4; backward softmax grad r4w4 + r4, cast r4w2 ≈ 48 B per
   // vocab element. Kept for backward: bf16 logits 2 + fp32 copy 4 + fp32
@@ -66,9 +80,12 @@ SoftwareStack PyTorchFsdp() {
   // _reduce_grad): one pass over the layer's bf16 gradient.
   s.copy_passes_forward = 0;
   s.copy_passes_backward = 1;
-  // torch.optim.AdamW(fused/foreach) on fp32 params: read p, g, m, v (16 B),
-  // write p, m, v (12 B) = 28 B per parameter.
-  s.optimizer_bytes_per_param = 28;
+  // torch.optim.AdamW in PyTorch 2.3 defaults to foreach on CUDA (fused is
+  // opt-in): _multi_tensor_adamw runs one pass per step of the update over fp32
+  // tensors: decay p·(1−lr·wd) r4w4, m.lerp_(g) r8w4, v·β2 r4w4, v.addcmul_(g, g)
+  // r8w4, sqrt(v) r4w4, ÷ bias correction r4w4, + eps r4w4, p.addcdiv_(m, denom)
+  // r12w4 = 80 B per parameter (fused: read p, g, m, v, write p, m, v = 28 B).
+  s.optimizer_bytes_per_param = 80;
   // NCCL on a DGX H100 builds 2 channels per NIC × 8 NICs = 16 ring channels,
   // one SM each (NCCL topology search, src/graph/search.cc).
   s.nccl_channels = 16;
@@ -103,6 +120,8 @@ SoftwareStack PyTorchFsdp2() {
   // one pass each way (torch/distributed/_composable/fsdp/_fsdp_collectives.py).
   s.copy_passes_forward = 1;
   s.copy_passes_backward = 1;
+  // torchtitan builds AdamW with fused=True: read p, g, m, v, write p, m, v.
+  s.optimizer_bytes_per_param = 28;
   // PyTorch 2.7 ships NCCL 2.26.2: PAT for one-GPU-per-node AG/RS, NVLS.
   s.nccl_version = 22602;
   return s;
@@ -130,6 +149,14 @@ SoftwareStack MegatronCore() {
   s.residual_bytes_per_element = 6;
   // Fused QKV GEMM, norm×2, rotary, attention, out proj, fc1, SwiGLU, fc2, residual×2 ≈ 12.
   s.kernels_per_layer_forward = 12;
+  // Transformer Engine's CP (attention.py, AttnFuncWithCPAndKVP2P) corrects
+  // the fp32 output with one fused kernel per step (r4 + r2, w4 = 10 B) and
+  // accumulates gradients the same way.
+  s.cp_merge_bytes_fixed = 6;
+  s.cp_merge_bytes_per_step = 10;
+  s.cp_grad_bytes_per_step = 10;
+  s.cp_grad_bytes_fixed = 6;
+  s.cp_kernels_per_step = 2;
   // Vocab-parallel fused cross entropy: fp32 softmax kept (4) + bf16 logits (2);
   // traffic fwd r2w4 + bwd r4w2 + reductions ≈ 16 B per element.
   s.logits_bytes_per_element = 6;

@@ -50,6 +50,15 @@ struct SoftwareStack {
   double act_bytes_per_element = 6;    // SwiGLU: read gate+up, write product (per f element pair)
   double residual_bytes_per_element = 6;  // read two, write one
   int kernels_per_layer_forward = 20;  // launches per layer forward (backward ≈ 2×)
+  // Context-parallel ring attention: the partial outputs of the cp ring steps
+  // are merged with the online-softmax correction, and backward accumulates
+  // dq, dk, dv over the steps. Bytes per element of the local attention output
+  // (forward) or of q, k, v (backward).
+  double cp_merge_bytes_fixed = 12;     // forward: first block's cast to fp32, final cast back
+  double cp_merge_bytes_per_step = 38;  // forward: each later ring step's correction
+  double cp_grad_bytes_per_step = 10;   // backward: fp32 accumulate of each step's block gradient
+  double cp_grad_bytes_fixed = 10;      // backward: fp32 gradient buffers zeroed, then cast back to bf16
+  int cp_kernels_per_step = 5;          // launches per ring step (merge forward, accumulate backward)
 
   // Overheads.
   double kernel_gap_s = 2e-6;          // GPU idle between dependent kernels (launch latency)

@@ -120,7 +120,9 @@ TEST_CASE("planner: validate runs every seed finding", "[planner]") {
   // F6 (TP's gain over FSDP at 2048 GPUs, band 30-80%) sits on the band's
   // edge: +30.1% with datasheet H100 figures, +29.4% with the calibrated
   // (power-capped) GEMM efficiency, so it is not asserted either way.
-  for (const char* id : {"F1", "F2", "F7", "F8", "F9", "F12"}) {
+  // F10 (CP loses to TP at 4k) holds by about 1%: the ring-attention merge
+  // traffic of PyTorch's CP against TP's blocking collectives.
+  for (const char* id : {"F1", "F2", "F7", "F8", "F9", "F10", "F12"}) {
     INFO(id);
     CHECK(passing.count(id) == 1);
   }
