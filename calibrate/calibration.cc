@@ -37,16 +37,23 @@ CalibrationFits FitMicrobench(const MicrobenchData& data, const GpuProfile& base
   CalibrationFits f;
   f.device = data.device;
   f.date = data.date;
-  if (data.gemm_sustained) {
-    f.gemm = FitGemmEfficiency(data.gemm_sustained->samples, base);
-    f.gemm_source = data.gemm_sustained->file;
-    if (data.gemm) f.gemm_burst = FitGemmEfficiency(data.gemm->samples, base);
-  } else if (data.gemm) {
-    f.gemm = FitGemmEfficiency(data.gemm->samples, base);
-    f.gemm_source = data.gemm->file;
-  }
+  // The shape (k0, c) from the fullest sweep first; gemm_max is then fitted
+  // through the cost model with that shape, so the two agree.
   if (data.gemm) f.gemm_shape = FitGemmShapeModel(data.gemm->samples, base);
   else if (data.gemm_sustained) f.gemm_shape = FitGemmShapeModel(data.gemm_sustained->samples, base);
+  GpuProfile shaped = base;
+  if (f.gemm_shape && f.gemm_shape->summary.usable()) {
+    shaped.gemm_k0 = f.gemm_shape->params.k0;
+    shaped.gemm_half_outputs = f.gemm_shape->params.c_mn;
+  }
+  if (data.gemm_sustained) {
+    f.gemm = FitGemmEfficiency(data.gemm_sustained->samples, shaped);
+    f.gemm_source = data.gemm_sustained->file;
+    if (data.gemm) f.gemm_burst = FitGemmEfficiency(data.gemm->samples, shaped);
+  } else if (data.gemm) {
+    f.gemm = FitGemmEfficiency(data.gemm->samples, shaped);
+    f.gemm_source = data.gemm->file;
+  }
   if (data.hbm) f.memory = FitMemoryEfficiency(*data.hbm, base);
   if (data.power) f.power = FitPower(*data.power, base);
   f.launch = data.launch;
@@ -61,6 +68,14 @@ GpuProfile ApplyCalibration(const GpuProfile& base, const CalibrationFits& fits,
   const std::string date = fits.date.empty() ? std::string("unknown date") : fits.date;
   const std::string tag = StrCat("calibrated on ", device, " ", date, " by parasim calibrate");
   g.sources["calibration"] = StrCat(tag, " (from profile ", base.name, ")");
+  if (fits.gemm_shape && fits.gemm_shape->summary.usable() && fits.gemm && fits.gemm->summary.usable()) {
+    g.gemm_k0 = fits.gemm_shape->params.k0;
+    g.gemm_half_outputs = fits.gemm_shape->params.c_mn;
+    g.sources["efficiency.gemm_k0"] =
+        StrCat(tag, ": GEMM shape model k/(k+k0)·mn/(mn+c) fitted to the sweep, rms time error ",
+               Pct(fits.gemm_shape->summary.rms_rel_error));
+    g.sources["efficiency.gemm_half_outputs"] = g.sources["efficiency.gemm_k0"];
+  }
   if (fits.gemm && fits.gemm->summary.usable()) {
     g.gemm_max_efficiency = fits.gemm->gemm_max_efficiency;
     const std::string file = fits.gemm_source.substr(fits.gemm_source.find_last_of('/') + 1);
@@ -134,6 +149,8 @@ std::string GpuProfileYaml(const GpuProfile& g) {
     << "efficiency:\n"
     << "  gemm_max: " << Num(g.gemm_max_efficiency) << "\n"
     << "  sustained: " << Num(g.sustained_fraction) << "\n"
+    << (g.gemm_k0 > 0 ? "  gemm_k0: " + Num(g.gemm_k0) + "\n  gemm_half_outputs: " + Num(g.gemm_half_outputs) + "\n"
+                      : std::string())
     << "  memory: " << Num(g.memory_efficiency) << "\n"
     << "  nvlink: " << Num(g.nvlink_efficiency) << "\n";
   if (!g.sources.empty()) {

@@ -17,6 +17,8 @@ DeviceRates RatesFor(const GpuProfile& gpu, double gemm_max) {
   d.gemm_max_efficiency = gemm_max;
   d.hbm_Bps = gpu.hbm_bandwidth.si() * gpu.memory_efficiency;
   d.sm_count = gpu.sm_count;
+  d.gemm_k0 = gpu.gemm_k0;
+  d.gemm_half_outputs = gpu.gemm_half_outputs;
   return d;
 }
 

@@ -40,6 +40,11 @@ struct GpuProfile {
   // papers and microbenchmarks report. Scales burst-measured kernel figures
   // (the stacks' attention efficiencies).
   double sustained_fraction = 1.0;
+  // Calibrated GEMM shape model (calibrate/gemm_shape_model.h): η = gemm_max ·
+  // k/(k + gemm_k0) · mn/(mn + gemm_half_outputs). 0 = not measured: the cost
+  // model's tile/wave quantization model applies instead.
+  double gemm_k0 = 0;
+  double gemm_half_outputs = 0;
   double memory_efficiency = 0.85;    // achievable / peak HBM bandwidth for streaming kernels
   double nvlink_efficiency = 0.82;    // achievable / spec NVLink per direction (NCCL's own link model)
   bool nvls = false;                  // NVLink SHARP in the NVSwitch (Hopper and later)

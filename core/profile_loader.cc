@@ -74,6 +74,8 @@ void ApplyOverrides(YamlMap& o, GpuProfile& g) {
   g.nvls = o.Bool("nvls", g.nvls);
   g.gemm_max_efficiency = o.Double("gemm_max_efficiency", g.gemm_max_efficiency, 0.01, 1.0);
   g.sustained_fraction = o.Double("sustained_fraction", g.sustained_fraction, 0.01, 1.0);
+  g.gemm_k0 = o.Double("gemm_k0", g.gemm_k0, 0.0, 1e6);
+  g.gemm_half_outputs = o.Double("gemm_half_outputs", g.gemm_half_outputs, 0.0, 1e12);
   g.memory_efficiency = o.Double("memory_efficiency", g.memory_efficiency, 0.01, 1.0);
   g.nvlink_efficiency = o.Double("nvlink_efficiency", g.nvlink_efficiency, 0.01, 1.0);
   g.power_matmul_fraction = o.Double("power_matmul_fraction", g.power_matmul_fraction, 0.0, 1.0);
@@ -133,6 +135,10 @@ GpuProfile ParseGpuProfile(YamlMap& map) {
     YamlMap e = map.Map("efficiency");
     g.gemm_max_efficiency = e.Double("gemm_max", g.gemm_max_efficiency, 0.01, 1.0);
     g.sustained_fraction = e.Double("sustained", g.sustained_fraction, 0.01, 1.0);
+    g.gemm_k0 = e.Double("gemm_k0", g.gemm_k0, 0.0, 1e6);
+    g.gemm_half_outputs = e.Double("gemm_half_outputs", g.gemm_half_outputs, 0.0, 1e12);
+    if ((g.gemm_k0 > 0) != (g.gemm_half_outputs > 0))
+      e.AddIssue("gemm_k0", "gemm_k0 and gemm_half_outputs go together (both measured, or both absent)");
     g.memory_efficiency = e.Double("memory", g.memory_efficiency, 0.01, 1.0);
     g.nvlink_efficiency = e.Double("nvlink", g.nvlink_efficiency, 0.01, 1.0);
     e.Finish();

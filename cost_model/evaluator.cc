@@ -217,6 +217,8 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   DeviceRates d;
   d.peak_flops = peak;
   d.gemm_max_efficiency = g.gemm_max_efficiency;
+  d.gemm_k0 = g.gemm_k0;
+  d.gemm_half_outputs = g.gemm_half_outputs;
   d.hbm_Bps = g.hbm_bandwidth.si() * g.memory_efficiency;
   d.sm_count = g.sm_count > 0 ? g.sm_count : 100;
   const AttentionKernel& ak = s.stack.AttentionFor(g);

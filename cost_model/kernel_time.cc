@@ -34,6 +34,12 @@ constexpr double kAttentionBlockOverhead = 256.0;
 }  // namespace
 
 double GemmEfficiency(const DeviceRates& d, double m, double n, double k) {
+  if (d.gemm_k0 > 0 && d.gemm_half_outputs > 0) {
+    // Measured on this GPU (calibrate/gemm_shape_model.h): per-tile fixed cost
+    // and occupancy, smooth because cuBLAS splits work stream-K style.
+    const double mn = m * n;
+    return std::max(1e-3, d.gemm_max_efficiency * k / (k + d.gemm_k0) * mn / (mn + d.gemm_half_outputs));
+  }
   const double sms = static_cast<double>(d.sm_count > 0 ? d.sm_count : 1);
   double best = 0.0;
   for (const Tile& t : kTiles) {

@@ -18,6 +18,8 @@ struct DeviceRates {
   double gemm_max_efficiency = 0.8;
   double hbm_Bps = 0;           // achievable HBM bandwidth (peak × memory_efficiency)
   int sm_count = 132;
+  double gemm_k0 = 0;              // calibrated shape model (GpuProfile); 0 = tile/wave model
+  double gemm_half_outputs = 0;
   double attention_fwd_efficiency = 0.35;
   double attention_bwd_efficiency = 0.28;
 };

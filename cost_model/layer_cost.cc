@@ -30,8 +30,11 @@ namespace {
 // Launch overhead of `kernels` dependent kernels whose GPU time is `busy`:
 // each leaves a gap on the GPU, and when the host cannot issue them as fast
 // as the GPU runs them the difference is exposed too.
-double LaunchSeconds(const SoftwareStack& s, double kernels, double busy) {
-  return kernels * s.kernel_gap_s + std::max(0.0, kernels * s.host_per_kernel_s - busy);
+// GPU gaps between dependent kernels, plus the host's dispatch time beyond
+// the GPU's busy time (the CPU runs ahead asynchronously until it is the
+// slower of the two). `host_extra` = host time that launches no kernel.
+double LaunchSeconds(const SoftwareStack& s, double kernels, double busy, double host_extra = 0) {
+  return kernels * s.kernel_gap_s + std::max(0.0, kernels * s.host_per_kernel_s + host_extra - busy);
 }
 
 }  // namespace
@@ -149,8 +152,12 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   u.bwd.copy = MemorySeconds(d, s.copy_passes_backward * copy_bytes);
   const double n_cp = c.cp > 1 ? static_cast<double>(s.cp_kernels_per_step) * c.cp : 0.0;
   const double n_fwd = s.kernels_per_layer_forward + n_cp;
-  u.fwd.launch = LaunchSeconds(s, n_fwd, u.fwd.Total());
-  u.bwd.launch = LaunchSeconds(s, 2.0 * n_fwd, u.bwd.Total());
+  // Tensor-parallel linears (q, k, v, o and the MLP's) dispatch through the
+  // stack's TP layer: forward once, backward twice (dgrad, wgrad).
+  const double tp_linears = c.tp > 1 ? 4.0 + mats_in + 1.0 : 0.0;
+  const double tp_host = tp_linears * s.host_per_tp_linear_s;
+  u.fwd.launch = LaunchSeconds(s, n_fwd, u.fwd.Total(), tp_host);
+  u.bwd.launch = LaunchSeconds(s, 2.0 * n_fwd, u.bwd.Total(), 2.0 * tp_host);
   // FLOPs and bytes.
   const LayerOpFlops f = LayerForwardFlops(m.flops, T, m.seq, c.tp);
   u.fwd_flops = f.Total();

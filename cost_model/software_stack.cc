@@ -74,6 +74,12 @@ SoftwareStack PyTorchFsdp() {
   // Learning Go Brrrr From First Principles", 2022, overhead section).
   s.kernel_gap_s = 1.5e-6;
   s.host_per_kernel_s = 10e-6;
+  // PyTorch's tensor parallelism (torch.distributed.tensor.parallel) runs the
+  // linear layers on DTensors: each op goes through DTensor's Python dispatch
+  // and sharding propagation, 0.341 ms per aten.addmm after the dispatch
+  // refactor of pytorch/pytorch PR #107305 (Aug 2023, the 2.1 cycle; 0.476 ms
+  // before). Taken as the PyTorch 2.3 figure (no later measurement found).
+  s.host_per_tp_linear_s = 0.341e-3;
   // FSDP1 gathers into a flat buffer whose views are the parameters (no
   // copy-out); in backward the unsharded flat gradient is padded/copied
   // before ReduceScatter (torch/distributed/fsdp/_runtime_utils.py,
@@ -115,6 +121,7 @@ SoftwareStack PyTorchFsdp2() {
   s.rope_bytes_per_element = 4;
   s.act_bytes_per_element = 6;
   s.kernels_per_layer_forward = 14;
+  s.host_per_tp_linear_s = 0;   // compiled: DTensor dispatch is traced away
   // FSDP2 all-gathers into one buffer then copies out per parameter
   // (split_with_sizes_copy), and copies gradients in before ReduceScatter:
   // one pass each way (torch/distributed/_composable/fsdp/_fsdp_collectives.py).

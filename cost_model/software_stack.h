@@ -63,6 +63,10 @@ struct SoftwareStack {
   // Overheads.
   double kernel_gap_s = 2e-6;          // GPU idle between dependent kernels (launch latency)
   double host_per_kernel_s = 10e-6;    // CPU dispatch per kernel; binds when kernels are shorter
+  // Extra CPU time per tensor-parallel linear op (forward; backward counts
+  // two): eager DTensor dispatch and sharding propagation. 0 where TP layers
+  // call the local kernels directly (Megatron) or the graph is compiled.
+  double host_per_tp_linear_s = 0;
   double copy_passes_forward = 0;      // framework copies per layer, passes over its bf16 weights
   double copy_passes_backward = 1;
   double optimizer_bytes_per_param = 32;  // HBM traffic of the fused/foreach AdamW step

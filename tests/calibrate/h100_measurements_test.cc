@@ -177,6 +177,15 @@ TEST_CASE("calibrate: the calibrated H100 profile loads back", "[calibrate]") {
   CHECK_THAT(back.gemm_max_efficiency, WithinRel(g.gemm_max_efficiency, 1e-11));
   CHECK_THAT(back.memory_efficiency, WithinRel(g.memory_efficiency, 1e-11));
   CHECK_THAT(back.power_memory_fraction, WithinRel(g.power_memory_fraction, 1e-11));
+  // The shape model and the power-cap ratio travel with it, and match the shipped profile.
+  CHECK_THAT(back.gemm_k0, WithinRel(g.gemm_k0, 1e-11));
+  CHECK_THAT(back.gemm_half_outputs, WithinRel(g.gemm_half_outputs, 1e-11));
+  CHECK_THAT(back.sustained_fraction, WithinRel(g.sustained_fraction, 1e-11));
+  CHECK_THAT(g.gemm_k0, WithinRel(base.gemm_k0, 0.001));
+  CHECK_THAT(g.gemm_half_outputs, WithinRel(base.gemm_half_outputs, 0.001));
+  CHECK_THAT(g.gemm_max_efficiency, WithinRel(base.gemm_max_efficiency, 0.001));
+  CHECK_THAT(g.sustained_fraction, WithinRel(base.sustained_fraction, 0.001));
+  CHECK(g.sustained_fraction < 1.0);   // the power cap costs throughput
   CHECK(back.sources.at("calibration").find("calibrated on NVIDIA H100 80GB HBM3 2026-11-23") != std::string::npos);
 }
 

@@ -53,3 +53,28 @@ TEST_CASE("cost_model: attention backward takes 2.5x forward with the default ke
   CHECK(t.bwd / t.fwd == Approx(2.5));
   CHECK(AttentionSeconds(d, 1e12, 512).fwd > t.fwd);   // short sequences run less efficiently
 }
+
+TEST_CASE("cost_model: a measured GEMM shape model replaces the tile model in closed form", "[cost_model]") {
+  DeviceRates d;
+  d.peak_flops = 989e12;
+  d.hbm_Bps = 3.0e12;
+  d.sm_count = 132;
+  d.gemm_max_efficiency = 0.75;
+  d.gemm_k0 = 234;
+  d.gemm_half_outputs = 4.2e5;
+  const double m = 8192, n = 512, k = 4096;
+  CHECK_THAT(GemmEfficiency(d, m, n, k),
+             Catch::Matchers::WithinRel(0.75 * k / (k + 234) * (m * n) / (m * n + 4.2e5), 1e-12));
+  // Smooth: no wave steps between neighbouring N (the tile model has them).
+  const double a = GemmEfficiency(d, m, 128 * 66, k), b = GemmEfficiency(d, m, 128 * 67, k);
+  CHECK(b >= a);
+  CHECK(b / a < 1.01);
+  // Short K loops and few outputs cost efficiency; never above gemm_max.
+  CHECK(GemmEfficiency(d, m, n, 256) < 0.55 * 0.75);
+  CHECK(GemmEfficiency(d, 64, 64, k) < 0.01 * 0.75);
+  CHECK(GemmEfficiency(d, 1e6, 1e6, 1e6) <= 0.75);
+  // Absent (0) means the tile/wave model.
+  DeviceRates tile = d;
+  tile.gemm_k0 = tile.gemm_half_outputs = 0;
+  CHECK(GemmEfficiency(tile, m, n, k) != GemmEfficiency(d, m, n, k));
+}

@@ -45,3 +45,26 @@ TEST_CASE("cost_model: context parallelism adds exactly the ring merge's HBM tra
   CHECK(c4.fwd.elementwise > c2.fwd.elementwise);
   CHECK(c4.bwd.elementwise > c2.bwd.elementwise);
 }
+
+TEST_CASE("cost_model: eager DTensor dispatch of TP linears binds only when the GPU work is small", "[cost_model]") {
+  const ModelSpec model = testing::Llama2_7b();
+  const SoftwareStack eager = LoadSoftwareStack("pytorch-fsdp");
+  const SoftwareStack megatron = LoadSoftwareStack("megatron-core");
+  REQUIRE(eager.host_per_tp_linear_s > 0);
+  REQUIRE(megatron.host_per_tp_linear_s == 0);
+  const LayerCostModel me = MakeLayerCostModel(model, H100Rates(), eager, 4096);
+  const LayerCostModel mm = MakeLayerCostModel(model, H100Rates(), megatron, 4096);
+  // tp=8, one 4k sequence: ~1 ms of GPU work per layer forward, 7 linears × 0.34 ms of host.
+  const ParallelConfig tp8 = ParseParallelConfig("dp=1,tp=8,sp=on");
+  const UnitCost small = TransformerLayerCost(me, tp8, 4096);
+  const double host_fwd = 7 * eager.host_per_tp_linear_s + eager.kernels_per_layer_forward * eager.host_per_kernel_s;
+  const double busy_fwd = small.fwd.Total() - small.fwd.launch;
+  REQUIRE(host_fwd > busy_fwd);
+  CHECK_THAT(small.fwd.launch, WithinRel(eager.kernels_per_layer_forward * eager.kernel_gap_s + host_fwd - busy_fwd, 1e-9));
+  CHECK(TransformerLayerCost(mm, tp8, 4096).fwd.launch < 0.1 * small.fwd.launch);
+  // No TP, or enough work per GPU: the host runs ahead and costs nothing.
+  const UnitCost tp1 = TransformerLayerCost(me, ParseParallelConfig("dp=1"), 8192);
+  CHECK_THAT(tp1.fwd.launch, WithinRel(eager.kernels_per_layer_forward * eager.kernel_gap_s, 1e-9));
+  const UnitCost big = TransformerLayerCost(me, ParseParallelConfig("dp=1,tp=2,sp=on"), 16384);
+  CHECK_THAT(big.fwd.launch, WithinRel(eager.kernels_per_layer_forward * eager.kernel_gap_s, 1e-9));
+}

@@ -321,3 +321,48 @@ TEST_CASE("simulator: tier B keeps the FSDP weak-scaling trends of seed findings
 
 }  // namespace
 }  // namespace parasim::simulator
+
+namespace parasim::simulator {
+namespace {
+
+// Tokens/s per GPU of one config, tier A and tier B.
+struct BothTiers {
+  double a = 0, b = 0;
+};
+BothTiers Throughput(const std::string& model, const std::string& cluster, int gpus, int64_t batch, int64_t seq,
+                     const std::string& config) {
+  const AnalyticalEvaluator eval(LoadModel(model), LoadCluster(cluster, gpus / 8), Job(batch, seq));
+  const ParallelConfig c = ParseParallelConfig(config);
+  return {eval.Evaluate(c).tokens_per_s_per_gpu, SimulateConfig(eval, c, SimulationOptions{}).report.tokens_per_s_per_gpu};
+}
+
+TEST_CASE("simulator: tier B reaches tier A's verdicts on the seed comparisons", "[simulator]") {
+  // The configs `parasim validate` compares (the paper-space winners of F6,
+  // F8 and F10); tier B replays them as events and must order them the same way.
+  SECTION("F6: TP beats FSDP at 2048 H100") {
+    const BothTiers fsdp = Throughput("llama2-7b", "dgx-h100", 2048, 4096, 4096, "dp=2048,mbs=2,sharding=zero2");
+    const BothTiers tp = Throughput("llama2-7b", "dgx-h100", 2048, 4096, 4096, "dp=1024,tp=2,sp=on,mbs=4,sharding=zero2");
+    CHECK(tp.a > 1.2 * fsdp.a);
+    CHECK(tp.b > 1.2 * fsdp.b);
+    CHECK_THAT(tp.b / fsdp.b, WithinRel(tp.a / fsdp.a, 0.05));
+  }
+  SECTION("F10: CP loses to TP at 4k on 256 H100") {
+    const BothTiers cp = Throughput("llama2-7b", "dgx-h100", 256, 512, 4096, "dp=128,cp=2,mbs=4,sharding=zero2");
+    const BothTiers tp = Throughput("llama2-7b", "dgx-h100", 256, 512, 4096, "dp=128,tp=2,sp=on,mbs=4,sharding=zero2");
+    CHECK(cp.a < tp.a);
+    CHECK(cp.b < tp.b);
+    CHECK_THAT(cp.b / tp.b, WithinRel(cp.a / tp.a, 0.03));
+  }
+  SECTION("F8: 8,192 tokens per GPU as 2k x 4, 4k x 2, 8k x 1 sequences") {
+    for (int64_t seq : {2048, 4096, 8192}) {
+      const int64_t per_gpu = 8192 / seq;
+      const BothTiers t = Throughput("llama2-7b", "dgx-h100", 256, 256 * per_gpu, seq,
+                                     StrCat("dp=256,mbs=", per_gpu, ",sharding=zero2"));
+      INFO(seq << ": tier A " << t.a << ", tier B " << t.b);
+      CHECK_THAT(t.b, WithinRel(t.a, 0.03));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace parasim::simulator
