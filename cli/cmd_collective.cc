@@ -47,7 +47,7 @@ struct Options {
   std::string sweep;           // "MIN:MAX[:FACTOR]"
   bool per_node = false;
   std::string nccl = "current";
-  std::string fabric = "ib";
+  std::string fabric;   // "" = the cluster's inter_node.transport
   std::string algo;            // force, as NCCL_ALGO
   std::string proto;           // force, as NCCL_PROTO
   int gpus_per_thread = 1;     // nccl-tests -g
@@ -120,9 +120,12 @@ void Run(const Options& o, const OutputOptions& out) {
   const GroupPath path = ResolveGroupPath(cluster, config, ParallelDim::kDp);
 
   const NcclFeatures f = NcclFeaturesFor(cluster, ParseNcclVersion(o.nccl, "--nccl"));
+  // The cluster's own transport unless --fabric overrides it.
+  const std::string fabric = !o.fabric.empty() ? o.fabric
+                             : cluster.inter_node.transport == NetworkTransport::kAwsEfa ? "efa" : "ib";
   CollectiveModelParams params;
-  if (o.fabric == "efa") params = CollectiveModelParams::AwsEfa();
-  else if (o.fabric != "ib") throw Error("", "--fabric", StrCat("unknown fabric '", o.fabric, "' (ib, efa)"));
+  if (fabric == "efa") params = CollectiveModelParams::AwsEfa();
+  else if (fabric != "ib") throw Error("", "--fabric", StrCat("unknown fabric '", fabric, "' (ib, efa)"));
   params.gpus_per_launch_thread = o.gpus_per_thread;
 
   nlohmann::ordered_json j;
@@ -134,7 +137,7 @@ void Run(const Options& o, const OutputOptions& out) {
   j["single_rail"] = path.single_rail;
   j["ring_bandwidth_Bps"] = path.ring_bandwidth.si();
   j["nccl"] = o.nccl;
-  j["fabric"] = o.fabric;
+  j["fabric"] = fabric;
   j["rows"] = nlohmann::ordered_json::array();
   for (double s : Sizes(o)) {
     CollectiveCost c;
@@ -177,7 +180,7 @@ void Run(const Options& o, const OutputOptions& out) {
       os << "# parasim collective: " << ToString(op) << ", " << path.ranks << " ranks on " << path.nodes << " node"
          << (path.nodes == 1 ? "" : "s") << " x " << path.ranks_per_node << " of " << cluster.name
          << (path.single_rail ? " (one rank per node, same rail)" : "") << "; NCCL " << o.nccl << ", fabric "
-         << o.fabric << "\n";
+         << fabric << "\n";
       os << "# bottleneck ring bandwidth " << Fixed(path.ring_bandwidth.si() / 1e9, 1) << " GB/s per direction\n";
       os << "#" << std::setw(15) << "size(B)" << std::setw(14) << "time(us)" << std::setw(13) << "algbw(GB/s)"
          << std::setw(13) << "busbw(GB/s)" << std::setw(10) << "algo" << std::setw(8) << "proto" << "\n";
@@ -208,7 +211,7 @@ const CommandRegistration kCollective{
       cmd.add_option("--nccl", o->nccl, "NCCL release: its algorithm set where the hardware has it (current = "
                                         "2.30.7; paper = 2.20.5, PyTorch 2.3: no PAT; or 2.MINOR[.PATCH])")
           ->capture_default_str();
-      cmd.add_option("--fabric", o->fabric, "ib | efa: the fitted fabric parameters")->capture_default_str();
+      cmd.add_option("--fabric", o->fabric, "ib | efa: the fitted fabric parameters (default: the cluster's transport)");
       cmd.add_option("--algo", o->algo, "Force an algorithm, as NCCL_ALGO (ring, tree, nvls, nvlstree, collnet, pat)");
       cmd.add_option("--proto", o->proto, "Force a protocol, as NCCL_PROTO (LL, LL128, Simple)");
       cmd.add_option("--gpus-per-thread", o->gpus_per_thread, "GPUs one thread launches (nccl-tests -g)")

@@ -12,6 +12,10 @@ namespace parasim {
 
 enum class IntraNodeFabric { kNvSwitch, kHybridCubeMesh, kNvlDomain, kPcie };
 enum class InterNodeFabric { kFatTree, kSingleSwitch };
+// What carries NCCL's traffic between nodes: its latency and achievable
+// bandwidth differ (cost_model/collective_cost.h, CollectiveModelParams).
+enum class NetworkTransport { kInfiniBand, kRoce, kAwsEfa };
+const char* ToString(NetworkTransport t);
 
 struct IntraNodeSpec {
   IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
@@ -32,6 +36,7 @@ struct InterNodeSpec {
   Seconds switch_latency = Nanoseconds(300);  // per switch traversal
   Seconds nic_latency = Microseconds(1.5);    // NIC + PCIe + proxy per message
   bool sharp = false;                // IB SHARP (CollNet) available
+  NetworkTransport transport = NetworkTransport::kInfiniBand;
 };
 
 struct ClusterSpec {

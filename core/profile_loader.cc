@@ -170,6 +170,15 @@ InterNodeFabric ParseInterFabric(YamlMap& map) {
   return InterNodeFabric::kFatTree;
 }
 
+NetworkTransport ParseTransport(YamlMap& map) {
+  const std::string v = map.String("transport", "infiniband");
+  if (v == "infiniband") return NetworkTransport::kInfiniBand;
+  if (v == "roce") return NetworkTransport::kRoce;
+  if (v == "efa") return NetworkTransport::kAwsEfa;
+  map.AddIssue("transport", StrCat("'", v, "' is not one of: infiniband, roce, efa"));
+  return NetworkTransport::kInfiniBand;
+}
+
 // Fewest switch tiers of radix-k switches that connect `endpoints` NICs at 1:1:
 // one switch holds k, a two-tier fat tree k²/2, a three-tier one k³/4 (Al-Fares et al. 2008).
 int TiersFor(int64_t endpoints, int radix) {
@@ -229,6 +238,9 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
     n.switch_latency = inter.Duration("switch_latency", n.switch_latency);
     n.nic_latency = inter.Duration("nic_latency", n.nic_latency);
     n.sharp = inter.Bool("sharp", n.sharp);
+    n.transport = ParseTransport(inter);
+    if (n.sharp && n.transport == NetworkTransport::kAwsEfa)
+      inter.AddIssue("sharp", "SHARP is an InfiniBand feature; AWS EFA has no in-network reduction");
     if (tiers_text != "auto" && tiers_text != "1" && tiers_text != "2" && tiers_text != "3") {
       inter.AddIssue("tiers", StrCat("'", tiers_text, "' is not one of: auto, 1, 2, 3"));
     }

@@ -452,6 +452,7 @@ NcclFeatures NcclFeaturesFor(const ClusterSpec& cluster, int version) {
   f.pat = version >= 22300;
   f.collnet = cluster.inter_node.sharp;
   f.ll128 = true;
+  f.aws_efa = cluster.inter_node.transport == NetworkTransport::kAwsEfa;
   return f;
 }
 
@@ -496,7 +497,8 @@ double BusBandwidthFactor(CollectiveOp op, int ranks) {
 CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& path,
                                   const NcclFeatures& features) {
   static const CollectiveModelParams kDefaults{};
-  return EstimateCollective(op, size, path, features, kDefaults);
+  static const CollectiveModelParams kEfa = CollectiveModelParams::AwsEfa();
+  return EstimateCollective(op, size, path, features, features.aws_efa ? kEfa : kDefaults);
 }
 
 CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& path,

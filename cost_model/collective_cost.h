@@ -40,6 +40,9 @@ struct NcclFeatures {
   // 100 Blackwell). NCCL's link model, protocol caps and NVLS efficiency are
   // per architecture (tuning.cc); pass cluster.gpu.compute_capability.
   int compute_capability = 90;
+  // Between nodes over AWS EFA (inter_node.transport: efa): the fitted EFA
+  // parameters (CollectiveModelParams::AwsEfa) replace the InfiniBand ones.
+  bool aws_efa = false;
 };
 
 // The algorithm set of an NCCL release on a cluster's hardware (release

@@ -82,6 +82,21 @@ TEST_CASE("core: bad profiles report every problem with its key", "[core]") {
     CHECK(e.issues().size() == 2);
   }
   REQUIRE_THROWS_WITH(LoadCluster("dgx-z9000"), Contains("--cluster") && Contains("dgx-h100"));
+  REQUIRE_THROWS_WITH(LoadCluster(Data("invalid/cluster_bad_transport.yaml")),
+                      Contains("cluster_bad_transport.yaml") &&
+                          Contains("inter_node.transport: 'omnipath' is not one of: infiniband, roce, efa"));
+  REQUIRE_THROWS_WITH(LoadCluster(Data("invalid/cluster_efa_sharp.yaml")),
+                      Contains("inter_node.sharp: SHARP is an InfiniBand feature"));
+}
+
+TEST_CASE("core: the network transport defaults to InfiniBand; the AWS preset says EFA", "[core]") {
+  CHECK(LoadCluster("dgx-h100").inter_node.transport == NetworkTransport::kInfiniBand);
+  CHECK(LoadCluster(Data("valid/small-cluster.yaml")).inter_node.transport == NetworkTransport::kInfiniBand);
+  const ClusterSpec p5 = LoadCluster("aws-p5", 64);
+  CHECK(p5.inter_node.transport == NetworkTransport::kAwsEfa);
+  CHECK(std::string(ToString(p5.inter_node.transport)) == "efa");
+  CHECK_FALSE(p5.inter_node.sharp);
+  CHECK(p5.sources.count("inter_node.transport") == 1);
 }
 
 TEST_CASE("core: a job file loads and bad values are named", "[core]") {

@@ -9,6 +9,7 @@
 #include "core/loaders.h"
 #include "core/parallel_config.h"
 #include "tests/cost_model/collective_test_util.h"
+#include "topology/group_path.h"
 
 namespace parasim {
 namespace {
@@ -439,4 +440,28 @@ TEST_CASE("cost_model: NCCL releases enable their algorithms where the hardware 
 }
 
 }  // namespace
+}  // namespace parasim
+
+namespace parasim {
+
+TEST_CASE("cost_model: a cluster on AWS EFA gets the fitted EFA collective parameters", "[cost_model]") {
+  const ClusterSpec ib = LoadCluster("dgx-h100", 32);
+  const ClusterSpec efa = LoadCluster("aws-p5", 32);
+  const NcclFeatures fi = NcclFeaturesFor(ib, kNcclPaperVersion);
+  const NcclFeatures fe = NcclFeaturesFor(efa, kNcclPaperVersion);
+  CHECK_FALSE(fi.aws_efa);
+  CHECK(fe.aws_efa);
+  ParallelConfig dp = ParseParallelConfig("dp=256");
+  const GroupPath pi = ResolveGroupPath(ib, dp, ParallelDim::kDp);
+  const GroupPath pe = ResolveGroupPath(efa, dp, ParallelDim::kDp);
+  // Same hardware path, different transport: the default overload picks the fit.
+  const Bytes size = MiB(256);
+  const CollectiveCost e = EstimateCollective(CollectiveOp::kAllGather, size, pe, fe);
+  CHECK(e.time.si() ==
+        EstimateCollective(CollectiveOp::kAllGather, size, pe, fe, CollectiveModelParams::AwsEfa()).time.si());
+  CHECK(e.time > EstimateCollective(CollectiveOp::kAllGather, size, pi, fi).time);
+  // The playbook's 32-node AllGather (28 GB/s busbw, tests/data) within 35%.
+  CHECK_THAT(e.busbw.si() / 1e9, Catch::Matchers::WithinRel(27.97, 0.35));
+}
+
 }  // namespace parasim
