@@ -1,4 +1,5 @@
-// `parasim profiles list | show NAME`: GPU profiles and cluster presets, with sources.
+// `parasim profiles list | show NAME | stack NAME`: GPU profiles and cluster
+// presets with sources, and software stacks as stack files to edit and load.
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
@@ -8,6 +9,7 @@
 
 #include "cli/command.h"
 #include "core/loaders.h"
+#include "cost_model/software_stack_io.h"
 
 namespace parasim::cli {
 namespace {
@@ -81,6 +83,16 @@ nlohmann::ordered_json ClusterJson(const ClusterSpec& c) {
   return j;
 }
 
+// A preset is written with itself as base; a file keeps its base and sources.
+std::string StackYaml(const std::string& name_or_path) {
+  if (std::optional<SoftwareStack> preset = FindSoftwareStackPreset(name_or_path)) {
+    return SoftwareStackToYaml(*preset, {});
+  }
+  if (!IsSoftwareStackPath(name_or_path)) LoadSoftwareStack(name_or_path);  // throws: names the presets
+  const SoftwareStackFile f = ReadSoftwareStackFile(name_or_path);
+  return SoftwareStackToYaml(f.stack, f.sources, f.base);
+}
+
 void PrintFlat(std::ostringstream& os, const nlohmann::ordered_json& j, const std::string& prefix) {
   for (const auto& [key, value] : j.items()) {
     if (value.is_object()) {
@@ -93,7 +105,7 @@ void PrintFlat(std::ostringstream& os, const nlohmann::ordered_json& j, const st
 }
 
 const CommandRegistration kProfiles{
-    "profiles", "List GPU profiles and cluster presets, or show one with its sources", [](CLI::App& cmd) {
+    "profiles", "List GPU profiles, cluster presets and software stacks, or show one", [](CLI::App& cmd) {
       auto out = std::make_shared<OutputOptions>();
       auto name = std::make_shared<std::string>();
       auto nodes = std::make_shared<int>(0);
@@ -102,10 +114,18 @@ const CommandRegistration kProfiles{
       CLI::App* show = cmd.add_subcommand("show", "Show a GPU profile or a cluster preset (name or YAML file)");
       show->add_option("name", *name, "Profile or cluster name, or a YAML file")->required();
       show->add_option("--nodes", *nodes, "Node count for a cluster (default: the preset's)");
+      CLI::App* stack = cmd.add_subcommand(
+          "stack", "Print a software stack (preset or stack file) as a stack file: edit it, load it with --stack");
+      stack->add_option("name", *name, "Stack preset (pytorch-fsdp, ...) or stack YAML file")->required();
+      stack->add_option("-o,--output", out->output_file, "Write to FILE (whole or not at all) instead of stdout");
       AddOutputOptions(*list, *out, /*csv_allowed=*/false);
       AddOutputOptions(*show, *out, /*csv_allowed=*/false);
       return std::function<void()>([=] {
         std::ostringstream os;
+        if (stack->parsed()) {
+          WriteOutput(*out, StackYaml(*name));
+          return;
+        }
         if (list->parsed()) {
           nlohmann::ordered_json j;
           j["gpus"] = nlohmann::ordered_json::array();
@@ -117,6 +137,10 @@ const CommandRegistration kProfiles{
           for (const std::string& n : ClusterPresetNames()) {
             const ClusterSpec c = LoadCluster(n);
             j["clusters"].push_back({{"name", n}, {"gpu", c.gpu.name}, {"gpus_per_node", c.gpus_per_node}});
+          }
+          j["stacks"] = nlohmann::ordered_json::array();
+          for (const std::string& n : SoftwareStackNames()) {
+            j["stacks"].push_back({{"name", n}, {"description", LoadSoftwareStack(n).description}});
           }
           if (out->Parsed() == Format::kJson) {
             os << j.dump(2) << "\n";
@@ -130,6 +154,11 @@ const CommandRegistration kProfiles{
             for (const auto& c : j["clusters"]) {
               os << "  " << std::left << std::setw(14) << c["name"].get<std::string>() << c["gpus_per_node"].get<int>()
                  << " x " << c["gpu"].get<std::string>() << " per node\n";
+            }
+            os << "Software stacks (--stack NAME, or a file from `parasim profiles stack NAME`):\n";
+            for (const auto& st : j["stacks"]) {
+              os << "  " << std::left << std::setw(18) << st["name"].get<std::string>()
+                 << st["description"].get<std::string>() << "\n";
             }
           }
           WriteOutput(*out, os.str());

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/loaders.h"
+#include "cost_model/software_stack.h"
 
 namespace parasim::cli {
 
@@ -15,7 +16,8 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
   auto* batch = cmd.add_option("--global-batch", spec.global_batch, "Global batch, sequences per optimizer step");
   if (need_batch) batch->required();
   cmd.add_option("--seq-len", spec.seq_len, "Tokens per sequence")->capture_default_str();
-  cmd.add_option("--stack", spec.stack, "Software stack profile (default: pytorch-fsdp, the paper's)");
+  cmd.add_option("--stack", spec.stack,
+                 "Software stack: a preset (default: pytorch-fsdp, the paper's) or a stack YAML file");
   cmd.add_option("--job", spec.job_file, "Job YAML (global_batch, seq_len, precision, stack); flags override it");
 }
 
@@ -46,6 +48,7 @@ JobSpec SpecOptions::LoadJobSpec() const {
     throw Error("", "--global-batch", StrCat(job.global_batch, " is not a positive number of sequences"));
   }
   if (job.seq_len <= 0) throw Error("", "--seq-len", StrCat(job.seq_len, " is not a positive number of tokens"));
+  LoadSoftwareStack(job.stack);  // a bad stack name or file stops here, before any work
   return job;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "cost_model/software_stack_io.h"
 
 namespace parasim {
 namespace {
@@ -237,14 +238,22 @@ std::vector<std::string> SoftwareStackNames() {
   return {"megatron-core", "megatron-lm-2021", "pytorch-fsdp", "pytorch-fsdp2"};
 }
 
-SoftwareStack LoadSoftwareStack(const std::string& name) {
+std::optional<SoftwareStack> FindSoftwareStackPreset(const std::string& name) {
   if (name == "pytorch-fsdp" || name.empty()) return PyTorchFsdp();
   if (name == "pytorch-fsdp2" || name == "torchtitan") return PyTorchFsdp2();
   if (name == "megatron-core" || name == "megatron") return MegatronCore();
   if (name == "megatron-lm-2021") return MegatronLm2021();
+  return std::nullopt;
+}
+
+SoftwareStack LoadSoftwareStack(const std::string& name) {
+  if (std::optional<SoftwareStack> preset = FindSoftwareStackPreset(name)) return *std::move(preset);
+  if (IsSoftwareStackPath(name)) return LoadSoftwareStackFile(name);
+  std::string known;
+  for (const std::string& n : SoftwareStackNames()) known += (known.empty() ? "" : ", ") + n;
   throw Error("", "stack",
-              StrCat("unknown software stack '", name,
-                     "' (known: megatron-core, megatron-lm-2021, pytorch-fsdp, pytorch-fsdp2)"));
+              StrCat("unknown software stack '", name, "' (known: ", known,
+                     "; or a stack YAML file, e.g. from `parasim profiles stack pytorch-fsdp`)"));
 }
 
 }  // namespace parasim

@@ -6,6 +6,7 @@
 // its source in software_stack.cc; calibration refits them from a trace.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct AttentionKernel {
   double score_bytes_forward = 0;   // HBM bytes per score element, forward
   double score_bytes_backward = 0;  // and backward
   double score_bytes_saved = 0;     // kept for backward per score element (Korthikanti: 5)
+
+  bool operator==(const AttentionKernel&) const = default;
 };
 
 struct SoftwareStack {
@@ -85,14 +88,19 @@ struct SoftwareStack {
   std::vector<std::pair<std::string, AttentionKernel>> attention_by_arch;  // architecture -> kernel
 
   const AttentionKernel& AttentionFor(const GpuProfile& gpu) const;
+  // Field by field, doubles exactly: a stack file must give its stack back bit for bit.
+  bool operator==(const SoftwareStack&) const = default;
 };
 
 // Known names: "pytorch-fsdp" (default; the paper's PyTorch 2.3 FSDP, eager),
 // "pytorch-fsdp2" (torchtitan-style FSDP2 + compile, newer NCCL),
 // "megatron-core", "megatron-lm-2021" (Narayanan et al. 2021: unfused
-// attention, dropout, gradients all-reduced after backward). Unknown names
-// throw parasim::Error naming `stack`.
+// attention, dropout, gradients all-reduced after backward). Any other text
+// ending in .yaml/.yml, or naming an existing file, is read as a stack file
+// (software_stack_io.h). Unknown names throw parasim::Error naming `stack`.
 SoftwareStack LoadSoftwareStack(const std::string& name);
 std::vector<std::string> SoftwareStackNames();
+// A preset by name (aliases: "" and "torchtitan", "megatron"); nullopt otherwise.
+std::optional<SoftwareStack> FindSoftwareStackPreset(const std::string& name);
 
 }  // namespace parasim

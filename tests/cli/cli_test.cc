@@ -128,3 +128,79 @@ TEST_CASE("cli: plan output is the same for any thread count", "[cli]") {
   CHECK(one.out == two.out);
   CHECK_THAT(one.out, Contains("\"plans\"") && Contains("\"searched\"") && Contains("\"pareto\""));
 }
+
+TEST_CASE("cli: a stack written by `profiles stack` gives the preset's output byte for byte", "[cli][stack]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("parasim_cli_stack_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string file = (dir / "fsdp.yaml").string();
+  Run r = Parasim("profiles stack pytorch-fsdp -o " + file);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.empty());
+  // The file shows back as the preset does: nothing lost on the way.
+  CHECK(Parasim("profiles stack " + file).out == Parasim("profiles stack pytorch-fsdp").out);
+  const std::string simulate =
+      "simulate --model llama2-7b --cluster dgx-h100 --nodes 2 --global-batch 32 --config dp=16,mbs=2";
+  for (const char* format : {"json", "table"}) {
+    INFO(format);
+    const Run preset = Parasim(simulate + " --format " + format + " --stack pytorch-fsdp");
+    const Run from_file = Parasim(simulate + " --format " + format + " --stack " + file);
+    REQUIRE(preset.code == 0);
+    REQUIRE(from_file.code == 0);
+    CHECK(from_file.out == preset.out);
+  }
+  // A job file's `stack:` takes a file too.
+  const std::string job = (dir / "job.yaml").string();
+  std::ofstream(job) << "schema_version: 1\nglobal_batch: 32\nseq_len: 4096\nstack: " << file << "\n";
+  CHECK(Parasim(simulate + " --format json --job " + job + " --stack megatron-core").out !=
+        Parasim(simulate + " --format json --job " + job).out);   // the flag overrides the job's stack
+  r = Parasim(simulate + " --format json --job " + job);
+  REQUIRE(r.code == 0);
+  CHECK(r.out == Parasim(simulate + " --format json").out);   // same as the default stack
+  fs::remove_all(dir);
+}
+
+TEST_CASE("cli: every command that takes --stack takes a stack file", "[cli][stack]") {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("parasim_cli_stack_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "schema_version: 1\nbase: megatron-core\nkernel_gap_s: 3e-6\n";
+  const std::string stack = " --stack " + file.string();
+  const std::string job = " --model llama2-7b --cluster dgx-h100 --nodes 1 --global-batch 16";
+  CHECK(Parasim("plan" + job + " --top 1 --constrain tp=1,pp=1" + stack).code == 0);
+  CHECK(Parasim("whatif" + job + " --vary nodes=1,2 --constrain tp=1,pp=1" + stack).code == 0);
+  CHECK(Parasim("scale --model llama2-7b --cluster dgx-h100 --gpus 8,16 --local-batch 2" + stack).code == 0);
+  const Run slow = Parasim("simulate" + job + " --config dp=8,mbs=2 --format json" + stack);
+  const Run fast = Parasim("simulate" + job + " --config dp=8,mbs=2 --format json --stack megatron-core");
+  REQUIRE(slow.code == 0);
+  CHECK(slow.out != fast.out);   // the doubled kernel gap shows
+  fs::remove(file);
+}
+
+TEST_CASE("cli: a bad stack exits 2 with nothing on stdout", "[cli][stack]") {
+  const std::string simulate = "simulate --model llama2-7b --cluster dgx-h100 --nodes 1 --global-batch 8 --config dp=8";
+  for (const char* name : {"stack_unknown_key.yaml", "stack_negative.yaml", "stack_bad_base.yaml"}) {
+    INFO(name);
+    const Run r = Parasim(simulate + " --stack " + Data(std::string("invalid/") + name));
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Contains(name));
+  }
+  Run r = Parasim(simulate + " --stack " + Data("invalid/stack_negative.yaml"));
+  CHECK_THAT(r.err, Contains("kernel_gap_s: must be >= 0, got -2e-06"));
+  r = Parasim(simulate + " --stack jax");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Contains("pytorch-fsdp2") && Contains("YAML file"));
+  r = Parasim("profiles stack jax");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  r = Parasim("profiles stack " + Data("invalid/stack_bad_base.yaml"));
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("base: unknown preset 'pytorch-fsdp3'"));
+}
+
+TEST_CASE("cli: profiles list names the software stacks", "[cli][stack]") {
+  const Run r = Parasim("profiles list");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("Software stacks") && Contains("megatron-lm-2021"));
+}

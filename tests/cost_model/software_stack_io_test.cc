@@ -1,0 +1,199 @@
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/error.h"
+#include "cost_model/evaluator.h"
+#include "cost_model/software_stack_io.h"
+#include "test_specs.h"
+
+using namespace parasim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string Invalid(const std::string& name) {
+  return std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/invalid/" + name;
+}
+
+// A scratch file under the temp folder, removed when the test ends.
+struct TempFile {
+  std::filesystem::path path;
+  TempFile(const std::string& name, const std::string& text)
+      : path(std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)) {
+    std::ofstream(path) << text;
+  }
+  ~TempFile() { std::filesystem::remove(path); }
+};
+
+// The whole message of an Error thrown by `load`, or "" when none is thrown.
+template <class F>
+std::string ErrorText(F&& load) {
+  try {
+    load();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+double LaunchOverhead(const Report& r) {
+  for (const TimeBreakdownEntry& e : r.by_op) {
+    if (e.name == "launch_overhead") return e.total.si();
+  }
+  FAIL("no launch_overhead entry");
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("cost_model: every stack preset round-trips through a stack file exactly", "[cost_model][stack_io]") {
+  for (const std::string& name : SoftwareStackNames()) {
+    INFO(name);
+    const SoftwareStack preset = LoadSoftwareStack(name);
+    const std::string yaml = SoftwareStackToYaml(preset, {});
+    const SoftwareStackFile f = ParseSoftwareStackYaml(yaml, name + ".yaml");
+    CHECK(f.base == name);
+    CHECK(f.sources.empty());
+    CHECK(SoftwareStackToYaml(f.stack, {}) == yaml);   // shows the differing line on failure
+    CHECK(f.stack == preset);                        // every field, attention_by_arch included
+    REQUIRE(f.stack.attention_by_arch.size() == preset.attention_by_arch.size());
+    for (size_t i = 0; i < preset.attention_by_arch.size(); ++i) {
+      CHECK(f.stack.attention_by_arch[i] == preset.attention_by_arch[i]);
+    }
+  }
+}
+
+TEST_CASE("cost_model: a stack file overrides every field it writes, whatever its base", "[cost_model][stack_io]") {
+  // Written with another preset as base, the file must still give back the
+  // stack it was written from: no field can fall back to the base unnoticed.
+  for (const std::string& from : SoftwareStackNames()) {
+    for (const std::string& base : SoftwareStackNames()) {
+      INFO(from << " written over " << base);
+      const SoftwareStack s = LoadSoftwareStack(from);
+      CHECK(ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}, base), "x.yaml").stack == s);
+    }
+  }
+}
+
+TEST_CASE("cost_model: stack files keep awkward values and sources bit for bit", "[cost_model][stack_io]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  s.name = "my \"cluster\": stack # 2";
+  s.description = "fitted\nfrom a trace: 0.1 + 0.2";
+  s.kernel_gap_s = 0.1 + 0.2;
+  s.host_per_kernel_s = 1.0 / 3.0;
+  s.reserve_bytes = 2.5e9 + 1;
+  s.fragmentation = 1 + 1e-15;
+  s.optimizer_bytes_per_param = 1e-300;
+  s.kernels_per_layer_forward = 999;
+  s.dropout = true;
+  s.nccl_version = 22602;
+  s.attention_by_arch[2].second.forward_efficiency = 0.123456789012345678;
+  s.attention_by_arch[2].second.name = "flash-attn-3 (fp8)";
+  const std::map<std::string, std::string> sources = {
+      {"kernel_gap_s", "median gap in a Kineto trace, \"step 3\""}, {"attention.hopper.forward_efficiency", "fit"}};
+  const SoftwareStackFile f = ParseSoftwareStackYaml(SoftwareStackToYaml(s, sources, "megatron-core"), "a.yaml");
+  CHECK(f.stack == s);
+  CHECK(f.sources == sources);
+  CHECK(f.base == "megatron-core");
+}
+
+TEST_CASE("cost_model: an override file changes exactly its fields, and the report follows", "[cost_model][stack_io]") {
+  // Setup: pytorch-fsdp with kernel_gap_s doubled (1.5 us -> 3 us), nothing else.
+  // Expectation: the loaded stack equals the preset but for that field (and
+  // the name, from the file); the evaluator's launch overhead, kernels x gap
+  // + unhidden host time, goes up while GEMM time stays the same.
+  const TempFile file("slow_launch.yaml",
+                      "schema_version: 1\nbase: pytorch-fsdp\nkernel_gap_s: 3e-6\nnccl_version: 22005\n");
+  const SoftwareStack loaded = LoadSoftwareStack(file.path.string());
+  SoftwareStack expected = LoadSoftwareStack("pytorch-fsdp");
+  expected.name = file.path.stem().string();
+  expected.kernel_gap_s = 3e-6;
+  CHECK(loaded == expected);
+
+  const ModelSpec m = testing::Llama2_7b();
+  const ClusterSpec c = testing::Dgx(testing::H100(), 2);
+  JobSpec job = testing::Job(32, 4096);
+  const ParallelConfig cfg = ParseParallelConfig("dp=16,mbs=2,sharding=zero2");
+  const Report before = AnalyticalEvaluator(m, c, job).Evaluate(cfg);
+  job.stack = file.path.string();
+  const Report after = AnalyticalEvaluator(m, c, job).Evaluate(cfg);
+  CHECK(LaunchOverhead(after) > LaunchOverhead(before));
+  CHECK(after.step_time.si() > before.step_time.si());
+  CHECK(after.by_op[0].name == "gemm");
+  CHECK(after.by_op[0].total.si() == before.by_op[0].total.si());
+}
+
+TEST_CASE("cost_model: nccl_version reads as text or as a number", "[cost_model][stack_io]") {
+  for (const char* v : {"\"2.26.2\"", "22602", "2.26.2"}) {
+    INFO(v);
+    const SoftwareStackFile f =
+        ParseSoftwareStackYaml(std::string("schema_version: 1\nbase: megatron-core\nnccl_version: ") + v, "v.yaml");
+    CHECK(f.stack.nccl_version == 22602);
+  }
+}
+
+TEST_CASE("cost_model: a bad stack file names the file, the key and the problem", "[cost_model][stack_io]") {
+  SECTION("unknown keys, at every level") {
+    const std::string path = Invalid("stack_unknown_key.yaml");
+    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
+    CHECK_THAT(e, Contains(path + ":4:1: kernel_gap_us: unknown key"));
+    CHECK_THAT(e, Contains(path + ":7:5: attention.hopper.forward_eff: unknown key"));
+    CHECK_THAT(e, Contains("attention.hoper: unknown architecture (the base has: volta, ampere, hopper, blackwell)"));
+    CHECK_THAT(e, Contains("sources.kernel_gap: names no field of the stack"));
+  }
+  SECTION("negative, non-finite and out-of-range numbers") {
+    const std::string path = Invalid("stack_negative.yaml");
+    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
+    CHECK_THAT(e, Contains(path + ":4:15: kernel_gap_s: must be >= 0, got -2e-06"));
+    CHECK_THAT(e, Contains("reserve_bytes: '.nan' is not a number"));
+    CHECK_THAT(e, Contains("host_per_kernel_s: '.inf' is not a number"));
+    CHECK_THAT(e, Contains("kernels_per_layer_forward: must be >= 1, got 0"));
+    CHECK_THAT(e, Contains("cp_kernels_per_step: must be >= 1, got -3"));
+    CHECK_THAT(e, Contains("fragmentation: must be >= 1, got 0.9"));
+    CHECK_THAT(e, Contains("attention.ampere.forward_efficiency: must be in [0, 1], got 1.5"));
+    CHECK_THAT(e, Contains("attention.hopper.forward_efficiency: must be > 0 for a fused kernel"));
+  }
+  SECTION("wrong types") {
+    const std::string path = Invalid("stack_wrong_types.yaml");
+    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
+    CHECK_THAT(e, Contains("kernel_gap_s: '1.5 us' is not a number"));
+    CHECK_THAT(e, Contains("kernels_per_layer_forward: '12.5' is not an integer"));
+    CHECK_THAT(e, Contains("dropout: 'maybe' is not a boolean"));
+    CHECK_THAT(e, Contains("nccl_version: '3.1' is not an NCCL version"));
+    CHECK_THAT(e, Contains("grad_bytes: expected a single value"));
+    CHECK_THAT(e, Contains("attention: expected a mapping"));
+  }
+  SECTION("an unknown base, with the rest of the file still checked") {
+    const std::string path = Invalid("stack_bad_base.yaml");
+    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
+    CHECK_THAT(e, Contains(path + ":3:7: base: unknown preset 'pytorch-fsdp3' (known: megatron-core, "
+                                  "megatron-lm-2021, pytorch-fsdp, pytorch-fsdp2)"));
+    CHECK_THAT(e, Contains("grad_bytes: must be >= 0, got -4"));
+  }
+  SECTION("no base, no schema_version") {
+    const std::string path = Invalid("stack_missing_base.yaml");
+    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
+    CHECK_THAT(e, Contains(path) && Contains("base: required key is missing"));
+    CHECK_THAT(e, Contains("schema_version: required key is missing"));
+  }
+  SECTION("not a file, not YAML") {
+    CHECK_THAT(ErrorText([] { LoadSoftwareStack("no/such/stack.yaml"); }),
+               Contains("no/such/stack.yaml") && Contains("cannot open"));
+    const TempFile junk("junk.yaml", "base: [pytorch-fsdp\n");
+    CHECK_THAT(ErrorText([&] { LoadSoftwareStack(junk.path.string()); }), Contains("invalid YAML"));
+    const TempFile list("list.yaml", "- 1\n- 2\n");
+    CHECK_THAT(ErrorText([&] { LoadSoftwareStack(list.path.string()); }), Contains("expected a mapping"));
+  }
+}
+
+TEST_CASE("cost_model: an unknown stack name lists the presets and says a file is accepted", "[cost_model]") {
+  const std::string e = ErrorText([] { LoadSoftwareStack("jax-pjit"); });
+  CHECK_THAT(e, Contains("stack: unknown software stack 'jax-pjit'"));
+  CHECK_THAT(e, Contains("megatron-core, megatron-lm-2021, pytorch-fsdp, pytorch-fsdp2"));
+  CHECK_THAT(e, Contains("YAML file"));
+}
