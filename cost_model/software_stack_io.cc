@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <sstream>
@@ -103,7 +102,7 @@ void ReadFields(YamlMap& map, const Field<S> (&fields)[N], S& out) {
     if (f.max < kMaxCount) {
       map.AddIssue(f.key, StrCat("must be in [", f.min, ", ", f.max, "], got ", v));
     } else {
-      map.AddIssue(f.key, v < f.min ? StrCat("must be >= ", f.min, ", got ", v) : StrCat("must be <= ", f.max, ", got ", v));
+      map.AddIssue(f.key, StrCat("must be ", v < f.min ? ">= " : "<= ", v < f.min ? f.min : f.max, ", got ", v));
     }
     return false;
   };
@@ -231,10 +230,7 @@ void WriteFields(std::ostringstream& o, const std::string& indent, const Field<S
   }
 }
 
-}  // namespace
-
-SoftwareStackFile ParseSoftwareStackYaml(const std::string& text, const std::string& file) {
-  const YAML::Node root = internal::ParseYamlText(text, file);
+SoftwareStackFile FromYaml(const YAML::Node& root, const std::string& file) {
   IssueList issues;
   YamlMap map(root, file, "", &issues);
   map.Int("schema_version", std::nullopt, 1);
@@ -281,12 +277,14 @@ SoftwareStackFile ParseSoftwareStackYaml(const std::string& text, const std::str
   return out;
 }
 
+}  // namespace
+
+SoftwareStackFile ParseSoftwareStackYaml(const std::string& text, const std::string& file) {
+  return FromYaml(internal::ParseYamlText(text, file), file);
+}
+
 SoftwareStackFile ReadSoftwareStackFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "stack", "cannot open the stack file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseSoftwareStackYaml(text.str(), path);
+  return FromYaml(internal::ParseYamlFile(path), path);
 }
 
 SoftwareStack LoadSoftwareStackFile(const std::string& path) { return ReadSoftwareStackFile(path).stack; }
