@@ -145,7 +145,7 @@ std::string JoinArchitectures(const SoftwareStack& s) {
 
 // `attention: {arch: {...}}`: overrides of the base's kernels; an
 // architecture the base lacks is a typo more often than a new GPU.
-void ReadAttention(YamlMap& root, const YAML::Node& node, SoftwareStack& s) {
+void ReadAttention(YamlMap& root, const YAML::Node& node, SoftwareStack& s, IssueList& issues) {
   YamlMap attention = root.Map("attention");
   if (!node || !node.IsMap()) return;
   for (const auto& kv : node) {
@@ -154,7 +154,9 @@ void ReadAttention(YamlMap& root, const YAML::Node& node, SoftwareStack& s) {
     auto it = std::find_if(s.attention_by_arch.begin(), s.attention_by_arch.end(),
                            [&](const auto& entry) { return entry.first == arch; });
     if (it == s.attention_by_arch.end()) {
-      attention.AddIssue(arch, StrCat("unknown architecture (the base has: ", JoinArchitectures(s), ")"));
+      const YAML::Mark mark = kv.first.Mark();   // the key, as for an unknown key
+      issues.Add(Issue{root.file(), attention.KeyPath(arch), mark.line + 1, mark.column + 1,
+                       StrCat("unknown architecture (the base has: ", JoinArchitectures(s), ")")});
       continue;
     }
     AttentionKernel& a = it->second;
@@ -255,7 +257,7 @@ SoftwareStackFile FromYaml(const YAML::Node& root, const std::string& file) {
   s.description = map.String("description", s.description);
   ReadFields(map, kStackFields, s);
   s.nccl_version = ReadNcclVersion(map, s.nccl_version);
-  ReadAttention(map, root.IsMap() ? root["attention"] : YAML::Node(), s);
+  ReadAttention(map, root.IsMap() ? root["attention"] : YAML::Node(), s, issues);
   const std::vector<std::pair<std::string, std::string>> sources = map.StringMap("sources");
   YamlMap source_marks(root.IsMap() ? root["sources"] : YAML::Node(), file, "sources", &issues);
   for (const auto& [key, where] : sources) {

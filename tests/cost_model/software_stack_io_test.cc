@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "cost_model/evaluator.h"
@@ -138,57 +139,47 @@ TEST_CASE("cost_model: nccl_version reads as text or as a number", "[cost_model]
 }
 
 TEST_CASE("cost_model: a bad stack file names the file, the key and the problem", "[cost_model][stack_io]") {
-  SECTION("unknown keys, at every level") {
-    const std::string path = Invalid("stack_unknown_key.yaml");
-    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
-    CHECK_THAT(e, Contains(path + ":4:1: kernel_gap_us: unknown key"));
-    CHECK_THAT(e, Contains(path + ":7:5: attention.hopper.forward_eff: unknown key"));
-    CHECK_THAT(e, Contains("attention.hoper: unknown architecture (the base has: volta, ampere, hopper, blackwell)"));
-    CHECK_THAT(e, Contains("sources.kernel_gap: names no field of the stack"));
-  }
-  SECTION("negative, non-finite and out-of-range numbers") {
-    const std::string path = Invalid("stack_negative.yaml");
-    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
-    CHECK_THAT(e, Contains(path + ":4:15: kernel_gap_s: must be >= 0, got -2e-06"));
-    CHECK_THAT(e, Contains("reserve_bytes: '.nan' is not a number"));
-    CHECK_THAT(e, Contains("host_per_kernel_s: '.inf' is not a number"));
-    CHECK_THAT(e, Contains("kernels_per_layer_forward: must be >= 1, got 0"));
-    CHECK_THAT(e, Contains("cp_kernels_per_step: must be >= 1, got -3"));
-    CHECK_THAT(e, Contains("fragmentation: must be >= 1, got 0.9"));
-    CHECK_THAT(e, Contains("attention.ampere.forward_efficiency: must be in [0, 1], got 1.5"));
-    CHECK_THAT(e, Contains("attention.hopper.forward_efficiency: must be > 0 for a fused kernel"));
-  }
-  SECTION("wrong types") {
-    const std::string path = Invalid("stack_wrong_types.yaml");
-    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
-    CHECK_THAT(e, Contains("kernel_gap_s: '1.5 us' is not a number"));
-    CHECK_THAT(e, Contains("kernels_per_layer_forward: '12.5' is not an integer"));
-    CHECK_THAT(e, Contains("dropout: 'maybe' is not a boolean"));
-    CHECK_THAT(e, Contains("nccl_version: '3.1' is not an NCCL version"));
-    CHECK_THAT(e, Contains("grad_bytes: expected a single value"));
-    CHECK_THAT(e, Contains("attention: expected a mapping"));
-  }
-  SECTION("an unknown base, with the rest of the file still checked") {
-    const std::string path = Invalid("stack_bad_base.yaml");
-    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
-    CHECK_THAT(e, Contains(path + ":3:7: base: unknown preset 'pytorch-fsdp3' (known: megatron-core, "
-                                  "megatron-lm-2021, pytorch-fsdp, pytorch-fsdp2)"));
-    CHECK_THAT(e, Contains("grad_bytes: must be >= 0, got -4"));
-  }
-  SECTION("no base, no schema_version") {
-    const std::string path = Invalid("stack_missing_base.yaml");
-    const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
-    CHECK_THAT(e, Contains(path) && Contains("base: required key is missing"));
-    CHECK_THAT(e, Contains("schema_version: required key is missing"));
-  }
-  SECTION("not a file, not YAML") {
-    CHECK_THAT(ErrorText([] { LoadSoftwareStack("no/such/stack.yaml"); }),
-               Contains("no/such/stack.yaml") && Contains("cannot open"));
-    const TempFile junk("junk.yaml", "base: [pytorch-fsdp\n");
-    CHECK_THAT(ErrorText([&] { LoadSoftwareStack(junk.path.string()); }), Contains("invalid YAML"));
-    const TempFile list("list.yaml", "- 1\n- 2\n");
-    CHECK_THAT(ErrorText([&] { LoadSoftwareStack(list.path.string()); }), Contains("expected a mapping"));
-  }
+  // Each file gives every one of its messages at once, as "FILE:LINE:COL: key: problem".
+  struct Case {
+    const char* file;
+    std::vector<std::string> messages;
+  };
+  const Case c = GENERATE(values<Case>({
+      {"stack_unknown_key.yaml",
+       {"4:1: kernel_gap_us: unknown key", "7:5: attention.hopper.forward_eff: unknown key",
+        "8:3: attention.hoper: unknown architecture (the base has: volta, ampere, hopper, blackwell)",
+        "11:15: sources.kernel_gap: names no field of the stack"}},
+      {"stack_negative.yaml",
+       {"4:15: kernel_gap_s: must be >= 0, got -2e-06", "5:16: reserve_bytes: '.nan' is not a number",
+        "6:20: host_per_kernel_s: '.inf' is not a number", "7:28: kernels_per_layer_forward: must be >= 1, got 0",
+        "8:22: cp_kernels_per_step: must be >= 1, got -3", "9:16: fragmentation: must be >= 1, got 0.9",
+        "12:25: attention.ampere.forward_efficiency: must be in [0, 1], got 1.5",
+        "14:25: attention.hopper.forward_efficiency: must be > 0 for a fused kernel"}},
+      {"stack_wrong_types.yaml",
+       {"4:15: kernel_gap_s: '1.5 us' is not a number", "5:28: kernels_per_layer_forward: '12.5' is not an integer",
+        "6:10: dropout: 'maybe' is not a boolean", "7:15: nccl_version: '3.1' is not an NCCL version",
+        "8:13: grad_bytes: expected a single value", "9:12: attention: expected a mapping"}},
+      // The rest of the file is still checked against the default preset.
+      {"stack_bad_base.yaml",
+       {"3:7: base: unknown preset 'pytorch-fsdp3' (known: megatron-core, megatron-lm-2021, pytorch-fsdp, "
+        "pytorch-fsdp2)",
+        "4:13: grad_bytes: must be >= 0, got -4"}},
+      {"stack_missing_base.yaml",
+       {"2:1: schema_version: required key is missing", "2:1: base: required key is missing"}},
+  }));
+  INFO(c.file);
+  const std::string path = Invalid(c.file);
+  const std::string e = ErrorText([&] { LoadSoftwareStack(path); });
+  for (const std::string& m : c.messages) CHECK_THAT(e, Contains(path + ":" + m));
+}
+
+TEST_CASE("cost_model: a missing or broken stack file is an input error", "[cost_model][stack_io]") {
+  CHECK_THAT(ErrorText([] { LoadSoftwareStack("no/such/stack.yaml"); }),
+             Contains("no/such/stack.yaml") && Contains("cannot open"));
+  const TempFile junk("junk.yaml", "base: [pytorch-fsdp\n");
+  CHECK_THAT(ErrorText([&] { LoadSoftwareStack(junk.path.string()); }), Contains("invalid YAML"));
+  const TempFile list("list.yaml", "- 1\n- 2\n");
+  CHECK_THAT(ErrorText([&] { LoadSoftwareStack(list.path.string()); }), Contains("expected a mapping"));
 }
 
 TEST_CASE("cost_model: an unknown stack name lists the presets and says a file is accepted", "[cost_model]") {
