@@ -293,9 +293,14 @@ SoftwareStack LoadSoftwareStackFile(const std::string& path) { return ReadSoftwa
 
 std::string SoftwareStackToYaml(const SoftwareStack& stack, const std::map<std::string, std::string>& sources,
                                 const std::string& base) {
-  const std::string base_name = base.empty() ? stack.name : base;
-  PARASIM_CHECK(FindSoftwareStackPreset(base_name).has_value() && !base_name.empty(),
-                "a stack file needs a preset as base, got '", base_name, "'");
+  // Every field is written, so the base decides only which attention keys
+  // the file may hold: all presets share them.
+  std::string base_name = base;
+  if (base_name.empty()) {
+    base_name = FindSoftwareStackPreset(stack.name) ? stack.name : FindSoftwareStackPreset("")->name;
+  }
+  PARASIM_CHECK(FindSoftwareStackPreset(base_name).has_value(), "a stack file needs a preset as base, got '",
+                base_name, "'");
   std::ostringstream o;
   o << "# Software stack for parasim --stack; schema: hw_profiles/SCHEMA.md, \"Software-stack files\".\n"
     << "# Keys left out keep the base preset's value; units are in the key names (_s: seconds).\n"

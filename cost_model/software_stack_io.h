@@ -35,7 +35,9 @@ SoftwareStack LoadSoftwareStackFile(const std::string& path);
 
 // A complete stack file: every field, numbers in their shortest exact form
 // (loading the text gives back `stack` bit for bit), `sources` as given.
-// `base` empty: `stack.name` must be a preset name (a programmer error if not).
+// `base` (a preset name, else a programmer error) defaults to `stack.name`
+// when that is a preset, else to the default preset: with every field
+// written, the base matters only for the attention architectures allowed.
 std::string SoftwareStackToYaml(const SoftwareStack& stack, const std::map<std::string, std::string>& sources,
                                 const std::string& base = "");
 

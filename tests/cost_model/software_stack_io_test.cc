@@ -188,3 +188,11 @@ TEST_CASE("cost_model: an unknown stack name lists the presets and says a file i
   CHECK_THAT(e, Contains("megatron-core, megatron-lm-2021, pytorch-fsdp, pytorch-fsdp2"));
   CHECK_THAT(e, Contains("YAML file"));
 }
+
+TEST_CASE("cost_model: a stack with a name of its own is written over the default base", "[cost_model][stack_io]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  s.name = "megatron-core-fitted";
+  const SoftwareStackFile f = ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}), "fitted.yaml");
+  CHECK(f.base == "pytorch-fsdp");
+  CHECK(f.stack == s);
+}
