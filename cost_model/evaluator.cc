@@ -254,12 +254,16 @@ struct AnalyticalEvaluator::Impl {
 };
 
 AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job)
+    : AnalyticalEvaluator(model, cluster, job, LoadSoftwareStack(job.stack)) {}
+
+AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                         const SoftwareStack& stack)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.model = model;
   s.cluster = cluster;
   s.job = job;
-  s.stack = LoadSoftwareStack(job.stack);
+  s.stack = stack;
   if (model.hidden_size <= 0 || model.num_layers <= 0 || model.num_attention_heads <= 0)
     throw Error(model.source, "model", "hidden_size, num_layers and num_attention_heads must be positive");
   if (job.seq_len <= 0 || job.global_batch <= 0)
