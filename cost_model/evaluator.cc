@@ -35,6 +35,9 @@ namespace parasim {
 namespace {
 
 constexpr int kNumDims = 5;  // ParallelDim values
+// NCCL never takes all of HBM from a kernel beside it (its own copies are
+// HBM-bound): caps the memory-bound slowdown at 10x for absurd inputs.
+constexpr double kMaxNcclHbmShare = 0.9;
 int DimIndex(ParallelDim d) { return static_cast<int>(d); }
 
 // A unit's collectives reduced to what the overlap rules need (seconds, per micro-batch).
@@ -45,6 +48,9 @@ struct UnitComm {
   double bwd_gather_mb = 0;                       // zero3 re-gather
   double reduce_mb = 0, reduce_step = 0;          // gradient reductions
   double step_end = 0;                            // blocking, after the last micro-batch
+  // Gathers and reductions that run beside compute: bus bytes and time (all
+  // issues), whose ratio is the HBM traffic NCCL adds to the compute's.
+  double overlap_bus_bytes = 0, overlap_time = 0;
   std::array<double, kNumDims> dim_total_mb{};    // per micro-batch comm by dimension
   std::array<double, kNumDims> dim_total_step{};  // once per step
 };
@@ -186,6 +192,7 @@ PhaseResult Backward(const UnitRuns& runs, double interference) {
 // A unit's collectives with their times: what the overlap fold needs.
 struct TimedCollective {
   double time = 0;   // one issue
+  double bus_bytes = 0;  // one issue: size x nccl-tests bus factor
   int count = 1;
   uint8_t dim = 0;     // ParallelDim
   uint8_t phase = 0;   // CommPhase
@@ -240,7 +247,7 @@ struct AnalyticalEvaluator::Impl {
   PowerStates power;
   NcclFeatures features;
   double peak_flops = 0;
-  double interference = 1.0;
+  double sm_share = 0;        // SMs an overlapping NCCL kernel takes from compute (fraction)
   double model_flops_per_token = 0;
   double capacity = 0;
   std::string capacity_text;   // capacity in GB as a memory verdict prints it
@@ -251,15 +258,20 @@ struct AnalyticalEvaluator::Impl {
   Report Analyze(const ParallelConfig& c, StepWorkload* wl) const;
   Units UnitCosts(const ParallelConfig& c, double T) const;
   CommTimes TimeCollectives(const ParallelConfig& c, double T, int m, const Units& u, CommRecord* rec) const;
+  double OverlapInterference(const UnitCost& layer, const UnitComm& comm) const;
 };
 
 AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job)
+    : AnalyticalEvaluator(model, cluster, job, LoadSoftwareStack(job.stack)) {}
+
+AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                         const SoftwareStack& stack)
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.model = model;
   s.cluster = cluster;
   s.job = job;
-  s.stack = LoadSoftwareStack(job.stack);
+  s.stack = stack;
   if (model.hidden_size <= 0 || model.num_layers <= 0 || model.num_attention_heads <= 0)
     throw Error(model.source, "model", "hidden_size, num_layers and num_attention_heads must be positive");
   if (job.seq_len <= 0 || job.global_batch <= 0)
@@ -292,7 +304,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.power = PowerStatesOf(g);
   s.features = NcclFeaturesFor(cluster, s.stack.nccl_version);
   // NCCL's SMs taken from compute while a collective overlaps it.
-  s.interference = 1.0 + static_cast<double>(s.stack.nccl_channels) / d.sm_count;
+  s.sm_share = static_cast<double>(s.stack.nccl_channels) / d.sm_count;
   s.model_flops_per_token = s.lcm.flops.ModelFlopsPerToken(job.seq_len);
   s.capacity = g.hbm_capacity.si();
   s.capacity_text = StrCat(std::round(s.capacity / 1e8) / 10.0);
@@ -368,12 +380,18 @@ UnitComm FoldComm(const TimedList<N>& list, double attn_fwd_s, double attn_bwd_s
         break;
       case CommPhase::kForwardPrefetch:
         (c.every_micro_batch ? u.gather_mb : u.gather_step) += total;
+        u.overlap_bus_bytes += tc.bus_bytes * c.count;
+        u.overlap_time += total;
         break;
       case CommPhase::kBackwardPrefetch:
         u.bwd_gather_mb += total;
+        u.overlap_bus_bytes += tc.bus_bytes * c.count;
+        u.overlap_time += total;
         break;
       case CommPhase::kGradientReduce:
         (c.every_micro_batch ? u.reduce_mb : u.reduce_step) += total;
+        u.overlap_bus_bytes += tc.bus_bytes * c.count;
+        u.overlap_time += total;
         break;
       case CommPhase::kStepEnd:
         u.step_end += total;
@@ -395,8 +413,9 @@ void TimeList(const std::vector<WorkloadCollective>& list, PathCache& paths, con
       record->push_back(c);
       record->back().duration = Seconds(t);
     }
-    out.items[out.n++] =
-        TimedCollective{t, c.count, static_cast<uint8_t>(c.dim), static_cast<uint8_t>(c.phase), c.every_micro_batch};
+    const double bus = c.size.si() * BusBandwidthFactor(c.op, paths.Get(c.dim, c.sub).ranks);
+    out.items[out.n++] = TimedCollective{t, bus, c.count, static_cast<uint8_t>(c.dim), static_cast<uint8_t>(c.phase),
+                                         c.every_micro_batch};
   }
 }
 
@@ -461,6 +480,25 @@ CommTimes AnalyticalEvaluator::Impl::TimeCollectives(const ParallelConfig& c, do
   return out;
 }
 
+// Slowdown of compute while a gather or reduction runs beside it (DESIGN.md
+// §4: NCCL takes SMs and memory bandwidth). Matmul-bound kernels lose the
+// SMs NCCL occupies; memory-bound kernels lose the HBM bandwidth NCCL's data
+// path uses (passes x bus bytes/s: FIFO written by the peer or NIC, read and
+// copied out by the NCCL kernel); launch gaps lose nothing. Weighted by the
+// layer's time in each kind of kernel. One factor per config, shared with
+// the simulator through the workload.
+double AnalyticalEvaluator::Impl::OverlapInterference(const UnitCost& layer, const UnitComm& comm) const {
+  if (comm.overlap_time <= 0) return 1.0 + sm_share;
+  KernelSeconds k = layer.fwd;
+  k += layer.bwd;
+  const double total = k.Total();
+  if (total <= 0) return 1.0 + sm_share;
+  const double hbm_share =
+      std::min(kMaxNcclHbmShare, stack.nccl_memory_passes * comm.overlap_bus_bytes / comm.overlap_time / lcm.rates.hbm_Bps);
+  const double memory_bound = k.elementwise + k.loss + k.copy;
+  return 1.0 + (k.Matmul() * sm_share + memory_bound * hbm_share / (1.0 - hbm_share)) / total;
+}
+
 Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload* wl) const {
   Report rep;
   rep.config = c;
@@ -509,6 +547,7 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   const UnitComm& emb_comm = comm_times.emb;
   const UnitComm& head_comm = comm_times.head;
   const double p2p = comm_times.p2p;
+  const double interference = OverlapInterference(layer, layer_comm);
 
   // --- per stage: overlap rules over its units ---
   // (Balanced splits depend on pp alone: memoized; explicit pp_layers are used as given.)

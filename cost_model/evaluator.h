@@ -15,11 +15,16 @@ namespace parasim {
 
 struct StepWorkload;       // cost_model/workload.h: what the simulator replays
 class Topology;            // topology/topology.h
+struct SoftwareStack;      // cost_model/software_stack.h
 
 class AnalyticalEvaluator {
  public:
   // Throws parasim::Error for inputs that cannot be evaluated at all (unknown stack, ...).
   AnalyticalEvaluator(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job);
+  // With a stack given as a value (calibration evaluates candidate stacks);
+  // job.stack is then only its name in reports.
+  AnalyticalEvaluator(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                      const SoftwareStack& stack);
   ~AnalyticalEvaluator();
   AnalyticalEvaluator(AnalyticalEvaluator&&) noexcept;
   AnalyticalEvaluator& operator=(AnalyticalEvaluator&&) noexcept;

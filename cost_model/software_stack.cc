@@ -96,7 +96,13 @@ SoftwareStack PyTorchFsdp() {
   // NCCL on a DGX H100 builds 2 channels per NIC × 8 NICs = 16 ring channels,
   // one SM each (NCCL topology search, src/graph/search.cc).
   s.nccl_channels = 16;
-  s.nccl_memory_passes = 2;
+  // HBM bytes per bus byte of NCCL's ring data path (Simple protocol,
+  // src/device/prims_simple.h): the peer's NVLink write or the NIC's
+  // GPUDirect write lands in this GPU's FIFO (1), the NCCL kernel reads it (1)
+  // and copies it to the user buffer (1); forwarding to an NVLink peer writes
+  // remote memory. A node's exit rank also stages the NIC's send (2 more):
+  // 3 for most ranks (ASSUMPTION: no measurement of NCCL's HBM traffic).
+  s.nccl_memory_passes = 3;
   // CUDA context ≈ 0.5 GB, NCCL buffers (NCCL_BUFFSIZE 4 MiB × 3 protocols ×
   // 2 peers × 16 channels ≈ 0.4 GB per communicator, several communicators),
   // cuBLAS workspaces: ≈ 2.5 GB (ASSUMPTION, typical nvidia-smi overhead).
@@ -177,7 +183,7 @@ SoftwareStack MegatronCore() {
   // master, m, v (12 B), write the bf16 param (2 B), zero the grad buffer (4 B) = 34 B.
   s.optimizer_bytes_per_param = 34;
   s.nccl_channels = 16;
-  s.nccl_memory_passes = 2;
+  s.nccl_memory_passes = 3;  // as pytorch-fsdp: NCCL's data path
   s.reserve_bytes = 2.5e9;
   s.fragmentation = 1.05;
   s.overlap_param_gather = true;   // --overlap-param-gather (recommended in Megatron-LM README)

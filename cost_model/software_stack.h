@@ -74,7 +74,7 @@ struct SoftwareStack {
   double copy_passes_backward = 1;
   double optimizer_bytes_per_param = 32;  // HBM traffic of the fused/foreach AdamW step
   int nccl_channels = 16;              // SMs an overlapping NCCL kernel occupies (interference)
-  double nccl_memory_passes = 2;       // HBM bytes per bus byte a NCCL kernel moves (read + write)
+  double nccl_memory_passes = 3;       // HBM bytes per bus byte NCCL moves (interference on memory-bound ops)
   bool separate_compute_copy = true;   // a bf16 copy beside fp32 params (autocast / FSDP mixed precision)
   double reserve_bytes = 2.5e9;          // CUDA context, NCCL buffers, cuBLAS workspace
   double fragmentation = 1.05;         // caching-allocator overhead on dynamic memory
