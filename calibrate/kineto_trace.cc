@@ -143,7 +143,8 @@ std::optional<int> StepNumber(const std::string& name) {
   static constexpr std::string_view kPrefix = "ProfilerStep#";
   if (name.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
   const std::string digits = name.substr(kPrefix.size());
-  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), is_digit)) {
     return std::nullopt;
   }
   return std::stoi(digits);
@@ -453,6 +454,121 @@ int WindowHolding(const std::vector<std::pair<Interval, int>>& windows, double t
   return t <= it->first.second ? it->second : -1;
 }
 
+// Which step each GPU event belongs to.
+struct StepAssignment {
+  StepSource source = StepSource::kWholeTrace;
+  std::vector<int> numbers;  // step numbers in order; {-1} for the whole trace
+  std::vector<int> step_of;  // per GPU event: index into numbers, -1 for none
+  int64_t attributed = 0;    // GPU events with a step
+};
+
+// A GPU event belongs to the step whose CPU range holds the runtime call that
+// launched it (same correlation id).
+StepAssignment StepsFromCpuAnnotations(const RawTrace& raw, const std::map<int, Interval>& cpu_windows) {
+  StepAssignment a;
+  a.source = StepSource::kCpuAnnotations;
+  a.step_of.assign(raw.gpu.size(), -1);
+  std::vector<std::pair<Interval, int>> windows;
+  for (const auto& [number, w] : cpu_windows) {
+    windows.push_back({w, static_cast<int>(a.numbers.size())});
+    a.numbers.push_back(number);
+  }
+  std::sort(windows.begin(), windows.end());
+  std::unordered_map<int64_t, int> step_of_correlation;
+  for (const RuntimeCall& r : raw.runtime) {
+    if (r.correlation < 0) continue;
+    const int w = WindowHolding(windows, r.start);
+    if (w >= 0) step_of_correlation[r.correlation] = w;
+  }
+  for (size_t i = 0; i < raw.gpu.size(); ++i) {
+    if (raw.gpu[i].correlation < 0) continue;
+    auto it = step_of_correlation.find(raw.gpu[i].correlation);
+    if (it == step_of_correlation.end()) continue;
+    a.step_of[i] = it->second;
+    ++a.attributed;
+  }
+  return a;
+}
+
+// A GPU event belongs to the step whose GPU range on its device holds its start.
+StepAssignment StepsFromGpuAnnotations(const RawTrace& raw) {
+  StepAssignment a;
+  a.source = StepSource::kGpuAnnotations;
+  a.step_of.assign(raw.gpu.size(), -1);
+  std::map<int, int> index_of;
+  for (const StepMarker& m : raw.gpu_steps) index_of.emplace(m.number, 0);
+  for (auto& [number, index] : index_of) {
+    index = static_cast<int>(a.numbers.size());
+    a.numbers.push_back(number);
+  }
+  std::map<int, std::vector<std::pair<Interval, int>>> windows;  // per device
+  for (const StepMarker& m : raw.gpu_steps) windows[m.device].push_back({{m.start, m.end}, index_of[m.number]});
+  for (auto& [device, w] : windows) std::sort(w.begin(), w.end());
+  for (size_t i = 0; i < raw.gpu.size(); ++i) {
+    auto it = windows.find(raw.gpu[i].device);
+    if (it == windows.end()) continue;
+    a.step_of[i] = WindowHolding(it->second, raw.gpu[i].start);
+    if (a.step_of[i] >= 0) ++a.attributed;
+  }
+  return a;
+}
+
+StepAssignment WholeTrace(const RawTrace& raw) {
+  StepAssignment a;
+  a.numbers = {-1};
+  a.step_of.assign(raw.gpu.size(), 0);
+  a.attributed = static_cast<int64_t>(raw.gpu.size());
+  return a;
+}
+
+void ReadTraceMetadata(const Json& root, StepTraceSummary& s) {
+  if (auto info = root.find("distributedInfo"); info != root.end() && info->is_object()) {
+    s.rank = static_cast<int>(Integer(*info, "rank").value_or(-1));
+    s.world_size = static_cast<int>(Integer(*info, "world_size").value_or(0));
+  }
+  if (auto props = root.find("deviceProperties"); props != root.end() && props->is_array()) {
+    for (const Json& p : *props) {
+      if (!p.is_object()) continue;
+      const std::optional<int64_t> id = Integer(p, "id");
+      auto name = p.find("name");
+      if (id && name != p.end() && name->is_string()) s.device_names[static_cast<int>(*id)] = name->get<std::string>();
+    }
+  }
+}
+
+void CheckDevicePresent(const RawTrace& raw, const std::string& file, int device) {
+  std::set<int> devices;
+  for (const GpuEvent& g : raw.gpu) devices.insert(g.device);
+  if (devices.count(device)) return;
+  std::string list;
+  for (int d : devices) list += (list.empty() ? "" : ", ") + std::to_string(d);
+  throw Error(file, "device",
+              StrCat(device, " has no GPU events; the trace has ",
+                     list.empty() ? std::string("no GPU events") : "devices " + list));
+}
+
+// One step from its GPU events by device; times from the step's first GPU
+// event on any device (`only`, when set, keeps one device but not the origin).
+TraceStep SummarizeStep(int number, const std::map<int, std::vector<const GpuEvent*>>& by_device,
+                        std::optional<int> only) {
+  TraceStep step;
+  step.number = number;
+  double origin = 0, end = 0;
+  bool any = false;
+  for (const auto& [device, events] : by_device) {
+    for (const GpuEvent* e : events) {
+      origin = any ? std::min(origin, e->start) : e->start;
+      end = any ? std::max(end, e->end) : e->end;
+      any = true;
+    }
+  }
+  step.window = Microseconds(end - origin);
+  for (const auto& [device, events] : by_device) {
+    if (!only || device == *only) step.devices.push_back(SummarizeDevice(device, events, origin));
+  }
+  return step;
+}
+
 }  // namespace
 
 // ---- Public functions --------------------------------------------------------
@@ -565,133 +681,54 @@ StepTraceSummary ParseKinetoTrace(std::string_view text, const std::string& file
   s.file = file;
   s.format = raw.parasim ? TraceFormat::kParasim : TraceFormat::kKineto;
   s.gpu_events = static_cast<int64_t>(raw.gpu.size());
-  if (auto info = root.find("distributedInfo"); info != root.end() && info->is_object()) {
-    s.rank = static_cast<int>(Integer(*info, "rank").value_or(-1));
-    s.world_size = static_cast<int>(Integer(*info, "world_size").value_or(0));
-  }
-  if (auto props = root.find("deviceProperties"); props != root.end() && props->is_array()) {
-    for (const Json& p : *props) {
-      if (!p.is_object()) continue;
-      const std::optional<int64_t> id = Integer(p, "id");
-      auto name = p.find("name");
-      if (id && name != p.end() && name->is_string()) s.device_names[static_cast<int>(*id)] = name->get<std::string>();
-    }
-  }
+  ReadTraceMetadata(root, s);
 
-  // Steps: numbers in order, and each GPU event's step (index into numbers).
-  std::vector<int> numbers;
-  std::vector<int> step_of(raw.gpu.size(), -1);
+  // Steps: CPU annotations, else GPU annotations, else the whole trace.
   const std::map<int, Interval> cpu_windows = WindowsByNumber(raw.cpu_steps);
-  int64_t attributed = 0;
-  if (!cpu_windows.empty()) {
-    std::vector<std::pair<Interval, int>> windows;
-    for (const auto& [number, w] : cpu_windows) {
-      windows.push_back({w, static_cast<int>(numbers.size())});
-      numbers.push_back(number);
-    }
-    std::sort(windows.begin(), windows.end());
-    std::unordered_map<int64_t, int> step_of_correlation;
-    for (const RuntimeCall& r : raw.runtime) {
-      if (r.correlation < 0) continue;
-      const int w = WindowHolding(windows, r.start);
-      if (w >= 0) step_of_correlation[r.correlation] = w;
-    }
-    for (size_t i = 0; i < raw.gpu.size(); ++i) {
-      auto it = step_of_correlation.find(raw.gpu[i].correlation);
-      if (raw.gpu[i].correlation >= 0 && it != step_of_correlation.end()) {
-        step_of[i] = it->second;
-        ++attributed;
-      }
-    }
-    s.step_source = StepSource::kCpuAnnotations;
-  }
-  if (attributed == 0 && !raw.gpu_steps.empty()) {
+  StepAssignment steps;
+  if (!cpu_windows.empty()) steps = StepsFromCpuAnnotations(raw, cpu_windows);
+  if (steps.attributed == 0 && !raw.gpu_steps.empty()) {
     if (!cpu_windows.empty()) {
       s.notes.push_back("ProfilerStep CPU annotations tie no GPU event (no runtime correlation ids); steps "
                         "from the GPU annotations");
     }
-    numbers.clear();
-    std::map<int, int> index_of;
-    for (const StepMarker& m : raw.gpu_steps) index_of.emplace(m.number, 0);
-    for (auto& [number, index] : index_of) {
-      index = static_cast<int>(numbers.size());
-      numbers.push_back(number);
-    }
-    std::map<int, std::vector<std::pair<Interval, int>>> windows;  // per device
-    for (const StepMarker& m : raw.gpu_steps) windows[m.device].push_back({{m.start, m.end}, index_of[m.number]});
-    for (auto& [device, w] : windows) std::sort(w.begin(), w.end());
-    for (size_t i = 0; i < raw.gpu.size(); ++i) {
-      auto it = windows.find(raw.gpu[i].device);
-      if (it == windows.end()) continue;
-      step_of[i] = WindowHolding(it->second, raw.gpu[i].start);
-      if (step_of[i] >= 0) ++attributed;
-    }
-    s.step_source = StepSource::kGpuAnnotations;
+    steps = StepsFromGpuAnnotations(raw);
   }
-  if (attributed == 0) {
+  if (steps.attributed == 0) {
     if (!cpu_windows.empty() || !raw.gpu_steps.empty()) {
       s.notes.push_back("ProfilerStep annotations tie no GPU event to a step; the whole trace is one step");
     }
-    numbers.assign(1, -1);
-    std::fill(step_of.begin(), step_of.end(), 0);
-    attributed = static_cast<int64_t>(raw.gpu.size());
-    s.step_source = StepSource::kWholeTrace;
+    steps = WholeTrace(raw);
   }
-  s.unattributed_gpu_events = static_cast<int64_t>(raw.gpu.size()) - attributed;
+  s.step_source = steps.source;
+  s.unattributed_gpu_events = static_cast<int64_t>(raw.gpu.size()) - steps.attributed;
   if (s.unattributed_gpu_events > 0) {
     s.notes.push_back(StrCat("GPU events in no step (launched outside every ProfilerStep range), left out: ",
                              s.unattributed_gpu_events));
   }
 
-  s.steps_found = static_cast<int>(numbers.size());
+  s.steps_found = static_cast<int>(steps.numbers.size());
   if (options.skip_steps >= s.steps_found) {
     throw Error(file, "skip_steps",
                 StrCat("skipping ", options.skip_steps, " warm-up steps leaves none: the trace has ", s.steps_found,
                        s.step_source == StepSource::kWholeTrace ? " step (no ProfilerStep markers)" : " steps"));
   }
-  if (options.device) {
-    const bool present = std::any_of(raw.gpu.begin(), raw.gpu.end(),
-                                     [&](const GpuEvent& g) { return g.device == *options.device; });
-    if (!present) {
-      std::set<int> devices;
-      for (const GpuEvent& g : raw.gpu) devices.insert(g.device);
-      std::string list;
-      for (int d : devices) list += (list.empty() ? "" : ", ") + std::to_string(d);
-      throw Error(file, "device",
-                  StrCat(*options.device, " has no GPU events; the trace has ",
-                         list.empty() ? std::string("no GPU events") : "devices " + list));
-    }
-  }
+  if (options.device) CheckDevicePresent(raw, file, *options.device);
   s.steps_skipped = options.skip_steps;
-  const int last = options.max_steps > 0 ? std::min(s.steps_found, options.skip_steps + options.max_steps)
-                                         : s.steps_found;
+  const int first = options.skip_steps;
+  const int last = options.max_steps > 0 ? std::min(s.steps_found, first + options.max_steps) : s.steps_found;
 
-  // Events of each selected step, by device.
-  std::vector<std::map<int, std::vector<const GpuEvent*>>> by_step(numbers.size());
+  std::vector<std::map<int, std::vector<const GpuEvent*>>> by_step(steps.numbers.size());  // by device
   for (size_t i = 0; i < raw.gpu.size(); ++i) {
-    if (step_of[i] >= options.skip_steps && step_of[i] < last) by_step[step_of[i]][raw.gpu[i].device].push_back(&raw.gpu[i]);
+    if (steps.step_of[i] < first || steps.step_of[i] >= last) continue;
+    by_step[steps.step_of[i]][raw.gpu[i].device].push_back(&raw.gpu[i]);
   }
   std::sort(raw.runtime.begin(), raw.runtime.end(),
             [](const RuntimeCall& a, const RuntimeCall& b) { return a.start < b.start; });
-  for (int k = options.skip_steps; k < last; ++k) {
-    TraceStep step;
-    step.number = numbers[k];
-    double origin = 0, end = 0;
-    bool any = false;
-    for (const auto& [device, evs] : by_step[k]) {
-      for (const GpuEvent* e : evs) {
-        origin = any ? std::min(origin, e->start) : e->start;
-        end = any ? std::max(end, e->end) : e->end;
-        any = true;
-      }
-    }
-    step.window = Microseconds(end - origin);
-    for (const auto& [device, evs] : by_step[k]) {
-      if (options.device && device != *options.device) continue;
-      step.devices.push_back(SummarizeDevice(device, evs, origin));
-    }
+  for (int k = first; k < last; ++k) {
+    TraceStep step = SummarizeStep(steps.numbers[k], by_step[k], options.device);
     if (s.step_source == StepSource::kWholeTrace) {
-      step.host = raw.runtime.empty() ? HostStep{} : HostIn(raw.runtime, raw.runtime.front().start, raw.runtime.back().start);
+      if (!raw.runtime.empty()) step.host = HostIn(raw.runtime, raw.runtime.front().start, raw.runtime.back().start);
     } else if (auto w = cpu_windows.find(step.number); w != cpu_windows.end()) {
       step.host = HostIn(raw.runtime, w->second.first, w->second.second);
     }

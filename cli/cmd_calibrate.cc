@@ -192,7 +192,8 @@ nlohmann::ordered_json DeviceJson(const DeviceStep& d, const StepTraceSummary& s
   nlohmann::ordered_json classes;
   for (int c = 0; c < kNumKernelClasses; ++c) {
     const ClassTime& t = d.by_class[c];
-    classes[ToString(static_cast<KernelClass>(c))] = {{"kernels", t.kernels}, {"sum_s", t.sum.si()}, {"busy_s", t.busy.si()}};
+    classes[ToString(static_cast<KernelClass>(c))] = {
+        {"kernels", t.kernels}, {"sum_s", t.sum.si()}, {"busy_s", t.busy.si()}};
   }
   j["by_class"] = classes;
   nlohmann::ordered_json colls;

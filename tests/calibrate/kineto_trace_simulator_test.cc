@@ -36,15 +36,26 @@ JobSpec Job(int64_t batch, int64_t seq) {
 }
 
 TEST_CASE("kineto: a simulated timeline reads back as the simulator summarized it", "[calibrate]") {
-  const char* configs[] = {
-      "dp=32,tp=1,pp=1,mbs=1,sharding=zero3",         // FSDP: prefetched AllGathers beside compute
-      "dp=8,tp=4,pp=1,mbs=1,sharding=zero2,sp=on",    // TP collectives in the critical path
-      "dp=4,tp=2,pp=4,mbs=1,sharding=zero1",          // PP: sends, bubbles, one process per stage
+  struct Case {
+    const char* config;
+    Fidelity fidelity;
+  };
+  const Case cases[] = {
+      // FSDP: prefetched AllGathers beside compute.
+      {"dp=32,tp=1,pp=1,mbs=1,sharding=zero3", Fidelity::kSimulated},
+      // TP collectives in the critical path.
+      {"dp=8,tp=4,pp=1,mbs=1,sharding=zero2,sp=on", Fidelity::kSimulated},
+      // PP: sends, bubbles, one process per stage.
+      {"dp=4,tp=2,pp=4,mbs=1,sharding=zero1", Fidelity::kSimulated},
+      // Tier C: one process per TP lane, collectives as flows.
+      {"dp=8,tp=2,pp=2,mbs=1,sharding=zero2", Fidelity::kFull},
   };
   const AnalyticalEvaluator eval(LoadModel("llama2-7b"), LoadCluster("dgx-h100", 4), Job(64, 4096));
-  for (const char* text : configs) {
-    INFO(text);
+  for (const Case& c : cases) {
+    const char* text = c.config;
+    INFO(text << (c.fidelity == Fidelity::kFull ? " (full)" : " (simulated)"));
     simulator::SimulationOptions opt;
+    opt.fidelity = c.fidelity;
     opt.trace = true;
     const simulator::SimulationResult r = simulator::SimulateConfig(eval, ParseParallelConfig(text), opt);
     REQUIRE(r.report.feasible);

@@ -78,7 +78,9 @@ TEST_CASE("cli: calibrate run without CUDA exits 3", "[cli]") {
 #endif
 
 namespace {
-std::string Trace(const std::string& name) { return std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/traces/" + name; }
+std::string Trace(const std::string& name) {
+  return std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/traces/" + name;
+}
 }  // namespace
 
 // Numbers derived in tests/calibrate/kineto_trace_test.cc.
