@@ -1,6 +1,8 @@
-// `parasim calibrate run | import-nccl-tests | fit`: run the CUDA
-// microbenchmarks (CUDA builds only), fit α-β to nccl-tests logs, and fit a
-// GPU profile to microbenchmark measurements.
+// `parasim calibrate run | import-nccl-tests | import-trace | fit`: run the
+// CUDA microbenchmarks (CUDA builds only), fit α-β to nccl-tests logs,
+// summarize a profiled training step, and fit a GPU profile to
+// microbenchmark measurements.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +17,7 @@
 
 #include "calibrate/alpha_beta_fit.h"
 #include "calibrate/calibration.h"
+#include "calibrate/kineto_trace.h"
 #include "calibrate/nccl_tests_log.h"
 #include "cli/command.h"
 #include "core/check.h"
@@ -162,6 +165,137 @@ void ImportNcclTests(const ImportOptions& opt, const OutputOptions& out) {
   }
 }
 
+// ---- calibrate import-trace ------------------------------------------------
+
+struct TraceOptions {
+  std::string trace;
+  int skip_steps = 0;
+  int device = -1;  // -1: every device
+};
+
+nlohmann::ordered_json DeviceJson(const DeviceStep& d, const StepTraceSummary& s) {
+  nlohmann::ordered_json j;
+  j["device"] = d.device;
+  auto name = s.device_names.find(d.device);
+  j["name"] = name != s.device_names.end() ? name->second : "";
+  j["steps"] = d.steps;
+  j["streams"] = d.streams;
+  j["first_start_s"] = d.first_start.si();
+  j["last_end_s"] = d.last_end.si();
+  j["span_s"] = d.span.si();
+  j["busy_s"] = d.busy.si();
+  j["compute_s"] = d.compute.si();
+  j["comm_s"] = d.comm.si();
+  j["exposed_comm_s"] = d.exposed_comm.si();
+  j["overlapped_comm_s"] = d.overlapped_comm.si();
+  j["idle_s"] = d.idle.si();
+  nlohmann::ordered_json classes;
+  for (int c = 0; c < kNumKernelClasses; ++c) {
+    const ClassTime& t = d.by_class[c];
+    classes[ToString(static_cast<KernelClass>(c))] = {
+        {"kernels", t.kernels}, {"sum_s", t.sum.si()}, {"busy_s", t.busy.si()}};
+  }
+  j["by_class"] = classes;
+  nlohmann::ordered_json colls;
+  for (int k = 0; k < kNumCollectiveKinds; ++k) {
+    const CollectiveTime& t = d.by_collective[k];
+    colls[ToString(static_cast<CollectiveKind>(k))] = {
+        {"kernels", t.kernels}, {"sum_s", t.sum.si()}, {"busy_s", t.busy.si()}, {"exposed_s", t.exposed.si()}};
+  }
+  j["by_collective"] = colls;
+  return j;
+}
+
+nlohmann::ordered_json StepJson(const TraceStep& step, const StepTraceSummary& s) {
+  nlohmann::ordered_json j;
+  j["step"] = step.number;
+  j["window_s"] = step.window.si();
+  j["host"] = {{"launches", step.host.launches},
+               {"launch_mean_s", step.host.launch_mean.si()},
+               {"runtime_calls", step.host.runtime_calls},
+               {"runtime_sum_s", step.host.runtime_sum.si()}};
+  j["devices"] = nlohmann::ordered_json::array();
+  for (const DeviceStep& d : step.devices) j["devices"].push_back(DeviceJson(d, s));
+  return j;
+}
+
+std::string Ms(Seconds t) { return Fixed(t.si() * 1e3, 3); }
+
+// A count that is a mean over steps: an integer when it is one.
+std::string Count(double v) { return v == std::floor(v) ? Fixed(v, 0) : Fixed(v, 1); }
+
+std::string TraceTable(const StepTraceSummary& s) {
+  std::ostringstream os;
+  os << s.file << ": " << ToString(s.format) << " trace";
+  if (s.rank >= 0) os << ", rank " << s.rank << " of " << s.world_size;
+  os << "\n";
+  os << "steps: " << ToString(s.step_source) << ", " << s.steps_found << " found, " << s.steps_skipped
+     << " skipped, " << s.steps.size() << " used";
+  if (!s.steps.empty() && s.steps.front().number >= 0) {
+    os << " (#" << s.steps.front().number;
+    if (s.steps.size() > 1) os << "-#" << s.steps.back().number;
+    os << ")";
+  }
+  os << "; " << s.gpu_events << " GPU events\n";
+  for (const std::string& n : s.notes) os << "note: " << n << "\n";
+  const TraceStep& m = s.mean;
+  os << "mean step: window " << Ms(m.window) << " ms; host " << Count(m.host.launches) << " kernel launches (mean "
+     << Fixed(m.host.launch_mean.si() * 1e6, 2) << " us), " << Count(m.host.runtime_calls) << " runtime calls ("
+     << Ms(m.host.runtime_sum) << " ms)\n";
+  for (const DeviceStep& d : m.devices) {
+    auto name = s.device_names.find(d.device);
+    os << "device " << d.device << (name != s.device_names.end() ? " (" + name->second + ")" : "") << ": mean over "
+       << Count(d.steps) << " steps, " << Count(d.streams) << " streams\n";
+    const double pct = d.span.si() > 0 ? 100 * (d.exposed_comm / d.span) : 0;
+    os << "  span " << Ms(d.span) << " ms, busy " << Ms(d.busy) << " ms, idle " << Ms(d.idle) << " ms\n";
+    os << "  compute " << Ms(d.compute) << " ms, comm " << Ms(d.comm) << " ms, exposed comm " << Ms(d.exposed_comm)
+       << " ms (" << Fixed(pct, 1) << "% of span), overlapped comm " << Ms(d.overlapped_comm) << " ms\n";
+    os << "  " << std::left << std::setw(20) << "class" << std::right << std::setw(10) << "kernels" << std::setw(12)
+       << "sum (ms)" << std::setw(12) << "busy (ms)" << "\n";
+    for (int c = 0; c < kNumKernelClasses; ++c) {
+      const ClassTime& t = d.by_class[c];
+      if (t.kernels == 0) continue;
+      os << "  " << std::left << std::setw(20) << ToString(static_cast<KernelClass>(c)) << std::right << std::setw(10)
+         << Count(t.kernels) << std::setw(12) << Ms(t.sum) << std::setw(12) << Ms(t.busy) << "\n";
+    }
+    if (d.by_class[static_cast<int>(KernelClass::kNccl)].kernels == 0) continue;
+    os << "  " << std::left << std::setw(20) << "collective" << std::right << std::setw(10) << "kernels"
+       << std::setw(12) << "sum (ms)" << std::setw(12) << "busy (ms)" << std::setw(14) << "exposed (ms)" << "\n";
+    for (int k = 0; k < kNumCollectiveKinds; ++k) {
+      const CollectiveTime& t = d.by_collective[k];
+      if (t.kernels == 0) continue;
+      os << "  " << std::left << std::setw(20) << ToString(static_cast<CollectiveKind>(k)) << std::right
+         << std::setw(10) << Count(t.kernels) << std::setw(12) << Ms(t.sum) << std::setw(12) << Ms(t.busy)
+         << std::setw(14) << Ms(t.exposed) << "\n";
+    }
+  }
+  return os.str();
+}
+
+void ImportTrace(const TraceOptions& opt, const OutputOptions& out) {
+  TraceReadOptions read;
+  read.skip_steps = opt.skip_steps;
+  if (opt.device >= 0) read.device = opt.device;
+  const StepTraceSummary s = ReadKinetoTrace(opt.trace, read);
+  if (out.Parsed() != Format::kJson) return WriteOutput(out, TraceTable(s));
+  nlohmann::ordered_json j;
+  j["file"] = s.file;
+  j["format"] = ToString(s.format);
+  j["rank"] = s.rank;
+  j["world_size"] = s.world_size;
+  j["step_source"] = ToString(s.step_source);
+  j["steps_found"] = s.steps_found;
+  j["steps_skipped"] = s.steps_skipped;
+  j["steps_used"] = s.steps.size();
+  j["gpu_events"] = s.gpu_events;
+  j["unattributed_gpu_events"] = s.unattributed_gpu_events;
+  j["notes"] = s.notes;
+  j["mean"] = StepJson(s.mean, s);
+  j["steps"] = nlohmann::ordered_json::array();
+  for (const TraceStep& step : s.steps) j["steps"].push_back(StepJson(step, s));
+  WriteOutput(out, j.dump(2) + "\n");
+}
+
 // ---- calibrate fit ---------------------------------------------------------
 
 struct FitOptions {
@@ -228,7 +362,8 @@ void FitProfile(const FitOptions& opt, const OutputOptions& out) {
 }
 
 const CommandRegistration kCalibrate{
-    "calibrate", "Measure a GPU (CUDA builds), import nccl-tests logs, fit a calibrated GPU profile",
+    "calibrate",
+    "Measure a GPU (CUDA builds), import nccl-tests logs and profiler traces, fit a calibrated GPU profile",
     [](CLI::App& cmd) {
       cmd.require_subcommand(1);
       auto out = std::make_shared<OutputOptions>();
@@ -236,6 +371,7 @@ const CommandRegistration kCalibrate{
       auto quick = std::make_shared<bool>(false);
       auto import = std::make_shared<ImportOptions>();
       auto fit = std::make_shared<FitOptions>();
+      auto trace = std::make_shared<TraceOptions>();
 
       CLI::App* run = cmd.add_subcommand("run", "Run the CUDA microbenchmarks on GPU 0 (GEMM sweep, HBM, launch, power)");
       run->add_option("--out", *run_dir, "Directory for the measurement JSON files")->capture_default_str();
@@ -249,6 +385,18 @@ const CommandRegistration kCalibrate{
       imp->add_flag("--in-place", import->in_place, "Use the in-place columns (default: out-of-place)");
       AddOutputOptions(*imp, *out, /*csv_allowed=*/false);
 
+      CLI::App* tr = cmd.add_subcommand(
+          "import-trace", "Summarize the steps of a PyTorch profiler (Kineto) trace or a parasim --trace timeline");
+      tr->add_option("--trace", trace->trace, "Chrome trace JSON (export_chrome_trace; gunzip .json.gz first)")
+          ->required()
+          ->check(CLI::ExistingFile);
+      tr->add_option("--skip-steps", trace->skip_steps, "Leave out the first K steps (warm-up)")
+          ->capture_default_str()
+          ->check(CLI::NonNegativeNumber);
+      tr->add_option("--device", trace->device, "Only this device (Kineto args.device; parasim traces: pid)")
+          ->check(CLI::NonNegativeNumber);
+      AddOutputOptions(*tr, *out, /*csv_allowed=*/false);
+
       CLI::App* fitc = cmd.add_subcommand("fit", "Fit a GPU profile to microbenchmark measurements; writes YAML");
       fitc->add_option("--profile", fit->profile, "GPU profile to start from (name or YAML file)")
           ->capture_default_str();
@@ -260,6 +408,7 @@ const CommandRegistration kCalibrate{
       return std::function<void()>([=] {
         if (run->parsed()) RunMicrobenchmarks(*run_dir, *quick);
         if (imp->parsed()) ImportNcclTests(*import, *out);
+        if (tr->parsed()) ImportTrace(*trace, *out);
         if (fitc->parsed()) FitProfile(*fit, *out);
       });
     }};

@@ -76,3 +76,59 @@ TEST_CASE("cli: calibrate run without CUDA exits 3", "[cli]") {
   CHECK_THAT(r.err, Contains("built without CUDA"));
 }
 #endif
+
+namespace {
+std::string Trace(const std::string& name) {
+  return std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/traces/" + name;
+}
+}  // namespace
+
+// Numbers derived in tests/calibrate/kineto_trace_test.cc.
+TEST_CASE("cli: calibrate import-trace summarizes the profiled steps", "[cli]") {
+  CalRun r = ParasimCal("calibrate import-trace --trace " + Trace("fsdp_two_steps.json") + " --skip-steps 1");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("cpu_annotations, 3 found, 1 skipped, 2 used (#1-#2)") &&
+                        Contains("NVIDIA H100 80GB HBM3") && Contains("reduce_scatter") && Contains("all_gather"));
+  r = ParasimCal("calibrate import-trace --trace " + Trace("fsdp_two_steps.json") +
+                 " --skip-steps 1 --device 0 --format json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("\"step_source\": \"cpu_annotations\"") && Contains("\"exposed_comm_s\": 3.75e-05") &&
+                        Contains("\"steps_used\": 2"));
+}
+
+TEST_CASE("cli: calibrate import-trace reads a simulated timeline", "[cli]") {
+  const std::filesystem::path trace =
+      std::filesystem::temp_directory_path() / ("parasim_cal_trace_" + std::to_string(::getpid()) + ".json");
+  CalRun r = ParasimCal(
+      "simulate --model llama2-7b --cluster dgx-h100 --nodes 2 --global-batch 32 --seq-len 4096 --config "
+      "\"dp=8,tp=2,pp=1,mbs=1,sharding=zero3\" --fidelity simulated --trace " + trace.string());
+  REQUIRE(r.code == 0);
+  r = ParasimCal("calibrate import-trace --trace " + trace.string() + " --format json");
+  std::filesystem::remove(trace);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("\"format\": \"parasim\"") && Contains("\"step_source\": \"whole_trace\""));
+}
+
+TEST_CASE("cli: calibrate import-trace rejects bad traces with exit code 2", "[cli]") {
+  struct Case {
+    const char* file;
+    const char* args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"bad_not_json.json", "", "not valid JSON"},
+      {"bad_no_trace_events.json", "", "traceEvents: missing"},
+      {"bad_negative_dur.json", "", "traceEvents[1]: \"ncclDevKernel_AllGather"},
+      {"bad_negative_dur.json", "", "negative \"dur\""},
+      {"bad_missing_ts.json", "", "traceEvents[0]"},
+      {"fsdp_two_steps.json", " --skip-steps 3", "skip_steps: skipping 3 warm-up steps leaves none"},
+      {"fsdp_two_steps.json", " --device 5", "5 has no GPU events; the trace has devices 0"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.file << c.args);
+    const CalRun r = ParasimCal("calibrate import-trace --trace " + Trace(c.file) + c.args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Contains(c.file) && Contains(c.message));
+  }
+}
