@@ -72,6 +72,37 @@ void CheckMeasured(const MeasuredStep& m) {
 
 }  // namespace
 
+MeasuredStep MeasuredStepFromTrace(const StepTraceSummary& trace, std::optional<int> device) {
+  if (trace.format != TraceFormat::kKineto)
+    throw Error(trace.file, "format",
+                "a parasim timeline holds fused blocks, not kernels: fit a stack to a profiler (Kineto) trace of a real "
+                "step");
+  const DeviceStep* d = nullptr;
+  for (const DeviceStep& e : trace.mean.devices)
+    if (!d && (!device || e.device == *device)) d = &e;
+  if (d == nullptr)
+    throw Error(trace.file, "device",
+                device ? StrCat("no GPU work on device ", *device, " in the selected steps")
+                       : std::string("no GPU work in the selected steps"));
+  auto cls = [&](KernelClass c) -> const ClassTime& { return d->by_class[static_cast<int>(c)]; };
+  MeasuredStep m;
+  m.source = trace.file;
+  m.step_s = d->span.si();
+  m.gemm_s = cls(KernelClass::kGemm).sum.si();
+  m.attention_s = cls(KernelClass::kAttention).sum.si();
+  m.memory_bound_s = cls(KernelClass::kElementwiseOther).sum.si() + cls(KernelClass::kMemcpy).sum.si() +
+                     cls(KernelClass::kMemset).sum.si();
+  m.optimizer_s = cls(KernelClass::kOptimizer).sum.si();
+  m.comm_s = cls(KernelClass::kNccl).sum.si();
+  m.exposed_comm_s = d->exposed_comm.si();
+  m.idle_s = d->idle.si();
+  for (int c = 0; c < kNumKernelClasses; ++c) {
+    const auto k = static_cast<KernelClass>(c);
+    if (IsCompute(k) && k != KernelClass::kOptimizer) m.compute_kernels += d->by_class[c].kernels;
+  }
+  return m;
+}
+
 double ModelKernelsPerStep(const ModelSpec& model, const ParallelConfig& config, int num_micro_batches,
                            double kernels_per_layer_forward) {
   const double layers = static_cast<double>(model.num_layers) / std::max(1, config.pp);
@@ -98,6 +129,10 @@ StackFit FitStackToStep(const ModelSpec& model, const ClusterSpec& cluster, cons
   fit.stack.name = fitted_name;
   fit.stack.description = StrCat(base.description, "; refitted to ", trace);
   SoftwareStack& s = fit.stack;
+  const double step_ratio = measured.step_s / before.step_time.si();
+  if (step_ratio > 3.0 || step_ratio < 1.0 / 3.0)
+    fit.notes.push_back(StrCat("the measured step is ", Num(step_ratio),
+                               "x the predicted one: is the trace of this model, cluster and --config?"));
   if (config.pp > 1)
     fit.notes.push_back(
         "pp > 1: the trace is taken as the critical (slowest) pipeline stage; kernel counts include both the "
@@ -141,20 +176,25 @@ StackFit FitStackToStep(const ModelSpec& model, const ClusterSpec& cluster, cons
     const double r = p.attention / measured.attention_s;
     const std::string& arch = cluster.gpu.architecture;
     AttentionKernel kernel = base.AttentionFor(cluster.gpu);
-    kernel.forward_efficiency *= r;
-    bool found = false;
-    for (auto& [a, k] : s.attention_by_arch)
-      if (a == arch) {
-        k = kernel;
-        found = true;
-      }
-    if (!found) s.attention_by_arch.emplace_back(arch, kernel);
-    fit.sources[StrCat("attention.", arch, ".forward_efficiency")] =
-        StrCat(base.name, " value x ", Num(r), " (attention kernel time ", Num(measured.attention_s),
-               " s measured / ", Num(p.attention), " s predicted, ", trace, ")");
-    if (kernel.forward_efficiency > 1.0)
-      fit.notes.push_back(StrCat("attention efficiency came out above 1 (", Num(kernel.forward_efficiency),
-                                 "): check the kernel classification of the trace"));
+    if (kernel.forward_efficiency * r > 1.0) {
+      // Faster than the tensor peak: the trace's classes do not match the
+      // model's (attention counted elsewhere, or another config traced).
+      fit.notes.push_back(StrCat("attention: the measurement implies an efficiency of ",
+                                 Num(kernel.forward_efficiency * r),
+                                 " of peak (> 1): check the trace and --config; efficiency kept"));
+    } else {
+      kernel.forward_efficiency *= r;
+      bool found = false;
+      for (auto& [a, k] : s.attention_by_arch)
+        if (a == arch) {
+          k = kernel;
+          found = true;
+        }
+      if (!found) s.attention_by_arch.emplace_back(arch, kernel);
+      fit.sources[StrCat("attention.", arch, ".forward_efficiency")] =
+          StrCat(base.name, " value x ", Num(r), " (attention kernel time ", Num(measured.attention_s),
+                 " s measured / ", Num(p.attention), " s predicted, ", trace, ")");
+    }
   } else {
     fit.notes.push_back("attention: no attention kernels measured; efficiency kept");
   }

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "calibrate/kineto_trace.h"
 #include "core/cluster_spec.h"
 #include "core/job_spec.h"
 #include "core/model_spec.h"
@@ -34,6 +36,13 @@ struct MeasuredStep {
   double idle_s = 0;           // no kernel at all
   double compute_kernels = 0;  // non-NCCL kernels (and copies) per step
 };
+
+// One GPU's step from a trace summary (its mean over the kept steps):
+// `device`, else the first device with GPU work. Memory-bound time is the
+// elementwise/other kernels plus memcpy/memset; the kernel count is the
+// compute kernels less the optimizer's. parasim's own timelines (fused
+// blocks, not kernels) are refused with an Error.
+MeasuredStep MeasuredStepFromTrace(const StepTraceSummary& trace, std::optional<int> device);
 
 // Measured against predicted, per class (seconds per step).
 struct ClassComparison {

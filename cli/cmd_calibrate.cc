@@ -1,7 +1,8 @@
-// `parasim calibrate run | import-nccl-tests | import-trace | fit`: run the
-// CUDA microbenchmarks (CUDA builds only), fit α-β to nccl-tests logs,
-// summarize a profiled training step, and fit a GPU profile to
-// microbenchmark measurements.
+// `parasim calibrate run | import-nccl-tests | import-trace | fit | fit-stack`:
+// run the CUDA microbenchmarks (CUDA builds only), fit α-β to nccl-tests
+// logs, summarize a profiled training step, fit a GPU profile to
+// microbenchmark measurements, and (cmd_calibrate_fit_stack.cc) refit a
+// software stack to a profiled step.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "calibrate/calibration.h"
 #include "calibrate/kineto_trace.h"
 #include "calibrate/nccl_tests_log.h"
+#include "cli/cmd_calibrate_fit_stack.h"
 #include "cli/command.h"
 #include "core/check.h"
 #include "core/error.h"
@@ -405,11 +407,14 @@ const CommandRegistration kCalibrate{
       fitc->add_option("--name", fit->name, "Name of the calibrated profile (default: <profile>-calibrated)");
       fitc->add_option("-o,--output", out->output_file, "Write the YAML to FILE (whole or not at all)");
 
+      const std::function<void()> fit_stack = AddFitStackSubcommand(cmd);
+
       return std::function<void()>([=] {
         if (run->parsed()) RunMicrobenchmarks(*run_dir, *quick);
         if (imp->parsed()) ImportNcclTests(*import, *out);
         if (tr->parsed()) ImportTrace(*trace, *out);
         if (fitc->parsed()) FitProfile(*fit, *out);
+        fit_stack();
       });
     }};
 

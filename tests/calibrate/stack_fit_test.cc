@@ -6,7 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "calibrate/kineto_trace.h"
 #include "calibrate/stack_fit.h"
 #include "core/error.h"
 #include "core/loaders.h"
@@ -158,4 +162,63 @@ TEST_CASE("stack fit: unusable measurements are errors naming the field", "[cali
   m = StepOf(s, base);
   m.step_s = 0;
   CHECK_THROWS_AS(FitStackToStep(s.model, s.cluster, s.job, s.config, base, m, "x"), Error);
+}
+
+namespace {
+
+// A Kineto trace (export_chrome_trace's format) of one step whose kernels add
+// up to `m`: real kernel names, one compute stream, a gap after every kernel.
+std::string KinetoTraceOf(const MeasuredStep& m) {
+  nlohmann::json events = nlohmann::json::array();
+  double t = 1000;  // µs
+  const double gap = m.idle_s * 1e6 / (m.compute_kernels + 4);
+  auto add = [&](const std::string& name, double dur_us, int n) {
+    for (int i = 0; i < n; ++i) {
+      events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", name}, {"pid", 0}, {"tid", 7}, {"ts", t},
+                        {"dur", dur_us}, {"args", {{"device", 0}, {"stream", 7}}}});
+      t += dur_us + gap;
+    }
+  };
+  const int gemms = 7 * 4 * 3, attention = 4 * 3;
+  const int other = static_cast<int>(m.compute_kernels) - gemms - attention;
+  add("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__"
+      "5x_cublas",
+      m.gemm_s * 1e6 / gemms, gemms);
+  add("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>>(Flash_fwd_params)",
+      m.attention_s * 1e6 / attention, attention);
+  add("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>(int, ...)",
+      m.memory_bound_s * 1e6 / other, other);
+  add("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+      "TensorListMetadata<4>>(...)",
+      m.optimizer_s * 1e6 / 4, 4);
+  return nlohmann::json{{"schemaVersion", 1}, {"traceEvents", events}}.dump();
+}
+
+}  // namespace
+
+TEST_CASE("stack fit: through a Kineto trace file, the true stack comes back", "[calibrate][stack_fit]") {
+  const Setup s = OneGpu();
+  const SoftwareStack base = LoadSoftwareStack("pytorch-fsdp");
+  const SoftwareStack truth = TrueStack(base, s.cluster.gpu);
+  const MeasuredStep m = StepOf(s, truth);
+  const StepTraceSummary trace = ParseKinetoTrace(KinetoTraceOf(m), "closed-loop.json", {});
+  const MeasuredStep read = MeasuredStepFromTrace(trace, std::nullopt);
+  CHECK(read.compute_kernels == m.compute_kernels);
+  CHECK_THAT(read.memory_bound_s, WithinRel(m.memory_bound_s, 1e-9));
+  const StackFit f = FitStackToStep(s.model, s.cluster, s.job, s.config, base, read, "fitted");
+  CHECK(f.stack.kernels_per_layer_forward == 55);
+  CHECK_THAT(f.stack.norm_bytes_per_element, WithinRel(truth.norm_bytes_per_element, 1e-6));
+  CHECK_THAT(f.stack.AttentionFor(s.cluster.gpu).forward_efficiency,
+             WithinRel(truth.AttentionFor(s.cluster.gpu).forward_efficiency, 1e-6));
+  CHECK_THAT(f.stack.optimizer_bytes_per_param, WithinRel(truth.optimizer_bytes_per_param, 1e-6));
+  // The trace's gaps include the ones after the 4 optimizer kernels.
+  CHECK_THAT(f.stack.kernel_gap_s, WithinRel(4e-6, 0.01));
+  CHECK_THAT(Class(f, "step").after, WithinRel(m.step_s, 0.01));
+}
+
+TEST_CASE("stack fit: a parasim timeline is refused", "[calibrate][stack_fit]") {
+  StepTraceSummary t;
+  t.file = "sim.json";
+  t.format = TraceFormat::kParasim;
+  CHECK_THROWS_WITH(MeasuredStepFromTrace(t, std::nullopt), Catch::Contains("sim.json") && Catch::Contains("Kineto"));
 }

@@ -132,3 +132,33 @@ TEST_CASE("cli: calibrate import-trace rejects bad traces with exit code 2", "[c
     CHECK_THAT(r.err, Contains(c.file) && Contains(c.message));
   }
 }
+
+TEST_CASE("cli: calibrate fit-stack writes a stack that --stack loads", "[cli]") {
+  const std::filesystem::path yaml =
+      std::filesystem::temp_directory_path() / ("parasim_fit_stack_" + std::to_string(::getpid()) + ".yaml");
+  const std::string spec = " --cluster dgx-h100 --nodes 1 --global-batch 8 --config dp=8,mbs=1,sharding=zero2";
+  const CalRun fit = ParasimCal("calibrate fit-stack --trace " + std::string(PARASIM_SOURCE_DIR) +
+                                "/tests/testdata/traces/fsdp_two_steps.json --name tiny" + spec + " -o " +
+                                yaml.string());
+  REQUIRE(fit.code == 0);
+  CHECK_THAT(fit.err, Contains("refitted pytorch-fsdp -> tiny"));
+  // The fixture is microseconds long: the fit says it does not match the config.
+  CHECK_THAT(fit.err, Contains("is the trace of this model"));
+  const CalRun sim = ParasimCal("simulate --stack " + yaml.string() + spec);
+  std::filesystem::remove(yaml);
+  CHECK(sim.code == 0);
+  CHECK_THAT(sim.out, Contains("dp=8"));
+}
+
+TEST_CASE("cli: calibrate fit-stack refuses a simulated timeline with exit code 2", "[cli]") {
+  const std::filesystem::path trace =
+      std::filesystem::temp_directory_path() / ("parasim_fit_stack_sim_" + std::to_string(::getpid()) + ".json");
+  const std::string spec = " --cluster dgx-h100 --nodes 1 --global-batch 8 --config dp=8,mbs=1,sharding=zero2";
+  CalRun r = ParasimCal("simulate --fidelity simulated --trace " + trace.string() + spec);
+  REQUIRE(r.code == 0);
+  r = ParasimCal("calibrate fit-stack --trace " + trace.string() + spec);
+  std::filesystem::remove(trace);
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Contains("Kineto"));
+}
