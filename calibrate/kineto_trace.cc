@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -185,7 +186,7 @@ class EventReader {
         g.end = *ts + *dur;
         std::optional<int64_t> device = args ? Integer(*args, "device") : std::nullopt;
         if (!device) device = Integer(e, "pid");
-        if (!device || *device < 0 || *device > 1'000'000) {
+        if (!device || *device < 0 || *device > std::numeric_limits<int>::max()) {
           return Problem(index, name, "GPU event without a device (args.device or a numeric pid)");
         }
         g.device = static_cast<int>(*device);
@@ -220,7 +221,9 @@ class EventReader {
         }
         std::optional<int64_t> device = args ? Integer(*args, "device") : std::nullopt;
         if (!device) device = Integer(e, "pid");
-        if (!device) return Problem(index, name, "GPU annotation without a device (args.device or a numeric pid)");
+        if (!device || *device < 0 || *device > std::numeric_limits<int>::max()) {
+          return Problem(index, name, "GPU annotation without a device (args.device or a numeric pid)");
+        }
         m.device = static_cast<int>(*device);
         out_.gpu_steps.push_back(m);
         return;

@@ -275,6 +275,27 @@ TEST_CASE("kineto: steps from GPU annotations, or the whole trace", "[calibrate]
   CHECK_THROWS_WITH(ParseKinetoTrace(plain, "plain.json", dev), Contains("3 has no GPU events") && Contains("0"));
 }
 
+TEST_CASE("kineto: PyTorch's collective name wins over the NCCL kernel's; old category spellings", "[calibrate]") {
+  // all_to_all runs as SendRecv kernels; Kineto copies the op name into args.
+  const std::string text = Trace(
+      R"j({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)",)j"
+      R"j( "pid": 0, "tid": 20, "ts": 0, "dur": 10, "args": {"device": 0, "stream": 20,)j"
+      R"j( "Collective name": "all_to_allv"}},)j"
+      // PyTorch <= 1.9 wrote "Kernel", "Memcpy" and "Runtime".
+      R"j({"ph": "X", "cat": "Kernel", "name": "volta_h884gemm_256x128_ldg8_nn", "pid": 0, "tid": 7, "ts": 5,)j"
+      R"j( "dur": 10, "args": {"device": 0, "stream": 7}},)j"
+      R"j({"ph": "X", "cat": "Memcpy", "name": "Memcpy DtoD (Device -> Device)", "pid": 0, "tid": 7, "ts": 20,)j"
+      R"j( "dur": 2, "args": {"device": 0, "stream": 7}})j");
+  const StepTraceSummary s = ParseKinetoTrace(text, "old.json", TraceReadOptions{});
+  const DeviceStep& d = s.steps.at(0).devices.at(0);
+  CHECK(d.by_collective[static_cast<int>(CollectiveKind::kAllToAll)].kernels == 1);
+  CHECK(d.by_class[static_cast<int>(KernelClass::kGemm)].kernels == 1);
+  CHECK(d.by_class[static_cast<int>(KernelClass::kMemcpy)].kernels == 1);
+  // all_to_all [0,10] beside gemm [5,15]: 5 exposed; span 22, busy 17.
+  CHECK_US(d.exposed_comm, 5);
+  CHECK_US(d.idle, 5);
+}
+
 TEST_CASE("kineto: bad files name the file, the event and the problem", "[calibrate]") {
   const TraceReadOptions opt;
   CHECK_THROWS_WITH(ParseKinetoTrace("{\"traceEvents\": [", "t.json", opt),
