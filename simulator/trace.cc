@@ -64,8 +64,11 @@ std::string WriteChromeTrace(const TaskGraph& graph, const Timeline& timeline, c
   for (int32_t op = 0; op < graph.num_ops(); ++op) {
     const int32_t act = graph.op_activity(op);
     const ActivitySpec& spec = graph.activity(act);
-    const double start_us = timeline.start_s[act] * 1e6;
-    const double dur_us = (timeline.end_s[act] - timeline.start_s[act]) * 1e6;
+    // Start and end on the printed ns grid, duration their difference: ops
+    // that run back to back stay back to back (no sub-ns gaps for readers
+    // that compute idle time, such as calibrate import-trace).
+    const double start_us = std::round(timeline.start_s[act] * 1e9) / 1e3;
+    const double dur_us = std::round(timeline.end_s[act] * 1e9) / 1e3 - start_us;
     out += "{\"ph\":\"X\",\"name\":\"";
     AppendEscaped(out, graph.name(spec.name));
     if (spec.layer >= 0) out += " L" + std::to_string(spec.layer);
