@@ -81,6 +81,7 @@ struct GpuEvent {
   int64_t correlation = -1;   // -1: none
   KernelClass cls = KernelClass::kElementwiseOther;
   CollectiveKind coll = CollectiveKind::kOther;
+  uint32_t name_id = 0;       // interned name: same-name kernels compare (interference)
 };
 
 struct RuntimeCall {
@@ -97,6 +98,7 @@ struct StepMarker {
 
 struct RawTrace {
   std::vector<GpuEvent> gpu;
+  std::unordered_map<std::string, uint32_t> names;  // kernel name -> name_id
   std::vector<RuntimeCall> runtime;
   std::vector<StepMarker> cpu_steps, gpu_steps;
   bool parasim = false;
@@ -195,6 +197,7 @@ class EventReader {
         g.stream = stream.value_or(0);
         if (args) g.correlation = Integer(*args, "correlation").value_or(-1);
         g.cls = ClassOf(role, cat, name);
+        g.name_id = out_.names.try_emplace(name, static_cast<uint32_t>(out_.names.size())).first->second;
         if (g.cls == KernelClass::kNccl) g.coll = CollectiveOf(name, args);
         if (role == Role::kParasim) out_.parasim = true;
         out_.gpu.push_back(g);
@@ -317,6 +320,41 @@ Json ParseStreaming(std::string_view text, const std::string& file, EventReader&
 
 // ---- Per-step statistics -----------------------------------------------------
 
+// Interference as the trace shows it: kernels of one name that ran both with
+// an NCCL kernel beside them (at least half their duration covered) and
+// alone (not covered at all); the ratio of their mean durations is the
+// slowdown, weighted by the overlapped kernels' alone-time. Matmul = GEMM and
+// attention; memory-bound = elementwise/other.
+void MeasureInterference(const std::vector<const GpuEvent*>& events, const std::vector<Interval>& comm_u,
+                         DeviceStep& d) {
+  if (comm_u.empty()) return;
+  struct Side {
+    double n = 0, sum = 0;
+  };
+  std::map<std::pair<int, uint32_t>, std::pair<Side, Side>> by_name;  // (class, name) -> (alone, beside)
+  for (const GpuEvent* e : events) {
+    const bool matmul = e->cls == KernelClass::kGemm || e->cls == KernelClass::kAttention;
+    if (!matmul && e->cls != KernelClass::kElementwiseOther) continue;
+    const double dur = e->end - e->start;
+    if (dur <= 0) continue;
+    const double alone = LengthNotCovered({{e->start, e->end}}, comm_u);
+    std::pair<Side, Side>& sides = by_name[{matmul ? 0 : 1, e->name_id}];
+    Side* side = alone >= dur ? &sides.first : alone <= 0.5 * dur ? &sides.second : nullptr;
+    if (side == nullptr) continue;
+    side->n += 1;
+    side->sum += dur;
+  }
+  for (const auto& [key, sides] : by_name) {
+    const auto& [alone, beside] = sides;
+    if (alone.n == 0 || beside.n == 0) continue;
+    const double mean_alone = alone.sum / alone.n;
+    const double weight = beside.n * mean_alone * 1e-6;  // seconds
+    OverlapSlowdown& o = key.first == 0 ? d.matmul_slowdown : d.memory_slowdown;
+    o.weight += weight;
+    o.weighted += weight * (beside.sum / beside.n) / mean_alone;
+  }
+}
+
 DeviceStep SummarizeDevice(int device, const std::vector<const GpuEvent*>& events, double origin_us) {
   DeviceStep d;
   d.device = device;
@@ -354,6 +392,7 @@ DeviceStep SummarizeDevice(int device, const std::vector<const GpuEvent*>& event
     d.by_collective[k].busy = Microseconds(TotalLength(u));
     d.by_collective[k].exposed = Microseconds(LengthNotCovered(u, compute_u));
   }
+  MeasureInterference(events, comm_u, d);
   d.streams = static_cast<double>(streams.size());
   d.first_start = Microseconds(first - origin_us);
   d.last_end = Microseconds(last - origin_us);
@@ -375,6 +414,10 @@ void AddScaled(DeviceStep& into, const DeviceStep& x, double k) {
                                  &DeviceStep::busy, &DeviceStep::compute, &DeviceStep::comm,
                                  &DeviceStep::exposed_comm, &DeviceStep::overlapped_comm, &DeviceStep::idle}) {
     into.*f += k * (x.*f);
+  }
+  for (OverlapSlowdown DeviceStep::*f : {&DeviceStep::matmul_slowdown, &DeviceStep::memory_slowdown}) {
+    (into.*f).weight += k * (x.*f).weight;
+    (into.*f).weighted += k * (x.*f).weighted;
   }
   for (int c = 0; c < kNumKernelClasses; ++c) {
     into.by_class[c].kernels += k * x.by_class[c].kernels;

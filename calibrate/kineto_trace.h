@@ -121,6 +121,16 @@ struct CollectiveTime {
   Seconds exposed;  // busy with no compute kernel beside it
 };
 
+// Slowdown of compute kernels beside NCCL kernels, from kernels of one name
+// seen both ways (kineto_trace.cc MeasureInterference): weighted sums, so
+// that means over steps stay exact.
+struct OverlapSlowdown {
+  double weight = 0;    // seconds of overlapped work (alone-time) compared
+  double weighted = 0;  // sum of weight x (mean beside / mean alone)
+  // Mean slowdown (>= 1 when NCCL slows compute); 0 when nothing compared.
+  double Factor() const { return weight > 0 ? weighted / weight : 0.0; }
+};
+
 // One device over one step (or the mean over steps).
 struct DeviceStep {
   int device = 0;
@@ -135,6 +145,8 @@ struct DeviceStep {
   Seconds exposed_comm;    // comm minus compute
   Seconds overlapped_comm; // comm minus exposed_comm
   Seconds idle;            // span - busy
+  OverlapSlowdown matmul_slowdown;  // GEMM and attention kernels
+  OverlapSlowdown memory_slowdown;  // elementwise/other kernels
   std::array<ClassTime, kNumKernelClasses> by_class;
   std::array<CollectiveTime, kNumCollectiveKinds> by_collective;
 };

@@ -96,6 +96,8 @@ MeasuredStep MeasuredStepFromTrace(const StepTraceSummary& trace, std::optional<
   m.comm_s = cls(KernelClass::kNccl).sum.si();
   m.exposed_comm_s = d->exposed_comm.si();
   m.idle_s = d->idle.si();
+  m.matmul_slowdown = d->matmul_slowdown.Factor();
+  m.memory_slowdown = d->memory_slowdown.Factor();
   for (int c = 0; c < kNumKernelClasses; ++c) {
     const auto k = static_cast<KernelClass>(c);
     if (IsCompute(k) && k != KernelClass::kOptimizer) m.compute_kernels += d->by_class[c].kernels;
@@ -243,8 +245,21 @@ StackFit FitStackToStep(const ModelSpec& model, const ClusterSpec& cluster, cons
   fit.notes.push_back(StrCat("communication: measured ", Num(measured.comm_s), " s / predicted ",
                              Num(before.comm.si()),
                              " s; collective bandwidth belongs to the cluster (calibrate import-nccl-tests)"));
-  fit.notes.push_back("interference (nccl_channels) is not refitted: it needs kernel durations with and without a "
-                      "collective beside them");
+  // Interference on matmul kernels is the SM share NCCL takes (evaluator.cc
+  // OverlapInterference): channels = (slowdown - 1) x SMs.
+  if (measured.matmul_slowdown > 0 && cluster.gpu.sm_count > 0) {
+    const double channels = std::max(0.0, std::round((measured.matmul_slowdown - 1.0) * cluster.gpu.sm_count));
+    s.nccl_channels = static_cast<int>(channels);
+    fit.sources["nccl_channels"] =
+        StrCat("GEMM/attention kernels ", Num(measured.matmul_slowdown), "x slower beside NCCL than alone (same "
+               "kernel names, ", trace, ") x ", cluster.gpu.sm_count, " SMs");
+  } else {
+    fit.notes.push_back("interference: no kernel name ran both beside NCCL and alone; nccl_channels kept");
+  }
+  if (measured.memory_slowdown > 0)
+    fit.notes.push_back(StrCat("memory-bound kernels ran ", Num(measured.memory_slowdown),
+                               "x slower beside NCCL (nccl_memory_passes is not refitted: the trace does not "
+                               "carry the collectives' bytes)"));
 
   const Report after = EvaluateWith(model, cluster, job, config, s);
   PARASIM_CHECK(after.feasible, "the refitted stack made the traced config infeasible: ", after.infeasible_reason);

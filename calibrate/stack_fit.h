@@ -35,6 +35,10 @@ struct MeasuredStep {
   double exposed_comm_s = 0;   // NCCL with no compute kernel beside it
   double idle_s = 0;           // no kernel at all
   double compute_kernels = 0;  // non-NCCL kernels (and copies) per step
+  // Same-name kernels beside NCCL over alone (kineto_trace.h OverlapSlowdown);
+  // 0 = not measured.
+  double matmul_slowdown = 0;
+  double memory_slowdown = 0;
 };
 
 // One GPU's step from a trace summary (its mean over the kept steps):

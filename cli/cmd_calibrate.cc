@@ -191,6 +191,9 @@ nlohmann::ordered_json DeviceJson(const DeviceStep& d, const StepTraceSummary& s
   j["exposed_comm_s"] = d.exposed_comm.si();
   j["overlapped_comm_s"] = d.overlapped_comm.si();
   j["idle_s"] = d.idle.si();
+  // Same-name kernels beside NCCL over alone (0: nothing compared).
+  j["matmul_slowdown_beside_nccl"] = d.matmul_slowdown.Factor();
+  j["memory_slowdown_beside_nccl"] = d.memory_slowdown.Factor();
   nlohmann::ordered_json classes;
   for (int c = 0; c < kNumKernelClasses; ++c) {
     const ClassTime& t = d.by_class[c];
@@ -252,6 +255,9 @@ std::string TraceTable(const StepTraceSummary& s) {
     os << "  span " << Ms(d.span) << " ms, busy " << Ms(d.busy) << " ms, idle " << Ms(d.idle) << " ms\n";
     os << "  compute " << Ms(d.compute) << " ms, comm " << Ms(d.comm) << " ms, exposed comm " << Ms(d.exposed_comm)
        << " ms (" << Fixed(pct, 1) << "% of span), overlapped comm " << Ms(d.overlapped_comm) << " ms\n";
+    if (d.matmul_slowdown.weight > 0 || d.memory_slowdown.weight > 0)
+      os << "  beside NCCL, same-name kernels run x" << Fixed(d.matmul_slowdown.Factor(), 3) << " (gemm, attention), x"
+         << Fixed(d.memory_slowdown.Factor(), 3) << " (elementwise) of their time alone (0: not compared)\n";
     os << "  " << std::left << std::setw(20) << "class" << std::right << std::setw(10) << "kernels" << std::setw(12)
        << "sum (ms)" << std::setw(12) << "busy (ms)" << "\n";
     for (int c = 0; c < kNumKernelClasses; ++c) {

@@ -337,5 +337,26 @@ TEST_CASE("kineto: bad files name the file, the event and the problem", "[calibr
   std::filesystem::remove(gz);
 }
 
+TEST_CASE("kineto trace: interference from same-name kernels beside NCCL and alone", "[calibrate][trace]") {
+  // sm90_xmma_gemm twice alone (10 µs), once under an all-gather (12 µs): 1.2.
+  // The elementwise kernel half covered (11 µs: [60,71], NCCL to 65.5) counts
+  // as beside; alone it takes 10 µs: 1.1. A GEMM name seen only beside NCCL
+  // (cutlass_other) is not compared.
+  const std::string text = Trace(
+      Kernel("sm90_xmma_gemm_a", 0, 10, 7) + "," + Kernel("sm90_xmma_gemm_a", 20, 10, 7) + "," +
+      Kernel("ncclDevKernel_AllGather_RING_LL", 39, 26.5, 20) + "," + Kernel("sm90_xmma_gemm_a", 40, 12, 7) + "," +
+      Kernel("cutlass_other_gemm", 52, 5, 7) + "," + Kernel("vectorized_elementwise_kernel", 60, 11, 7) + "," +
+      Kernel("vectorized_elementwise_kernel", 80, 10, 7));
+  const StepTraceSummary s = ParseKinetoTrace(text, "interference.json", TraceReadOptions{});
+  const DeviceStep& d = s.mean.devices.at(0);
+  CHECK_THAT(d.matmul_slowdown.Factor(), Catch::Matchers::WithinRel(1.2, 1e-9));
+  CHECK_THAT(d.matmul_slowdown.weight, Catch::Matchers::WithinRel(10e-6, 1e-9));
+  CHECK_THAT(d.memory_slowdown.Factor(), Catch::Matchers::WithinRel(1.1, 1e-9));
+  // No NCCL at all: nothing compared.
+  const StepTraceSummary quiet =
+      ParseKinetoTrace(Trace(Kernel("sm90_xmma_gemm_a", 0, 10, 7)), "quiet.json", TraceReadOptions{});
+  CHECK(quiet.mean.devices.at(0).matmul_slowdown.Factor() == 0.0);
+}
+
 }  // namespace
 }  // namespace parasim::calibrate

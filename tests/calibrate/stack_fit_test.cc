@@ -222,3 +222,15 @@ TEST_CASE("stack fit: a parasim timeline is refused", "[calibrate][stack_fit]") 
   t.format = TraceFormat::kParasim;
   CHECK_THROWS_WITH(MeasuredStepFromTrace(t, std::nullopt), Catch::Contains("sim.json") && Catch::Contains("Kineto"));
 }
+
+TEST_CASE("stack fit: NCCL's SM share from the measured matmul slowdown", "[calibrate][stack_fit]") {
+  const Setup s = OneGpu();
+  const SoftwareStack base = LoadSoftwareStack("pytorch-fsdp");
+  MeasuredStep m = StepOf(s, base);
+  m.matmul_slowdown = 1.0 + 24.0 / 132.0;  // 24 of the H100's 132 SMs
+  const StackFit f = FitStackToStep(s.model, s.cluster, s.job, s.config, base, m, "x");
+  CHECK(f.stack.nccl_channels == 24);
+  CHECK(f.sources.count("nccl_channels") == 1);
+  m.matmul_slowdown = 0;  // not measured: kept
+  CHECK(FitStackToStep(s.model, s.cluster, s.job, s.config, base, m, "x").stack.nccl_channels == base.nccl_channels);
+}
