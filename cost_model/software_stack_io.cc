@@ -318,7 +318,7 @@ std::string SoftwareStackToYaml(const SoftwareStack& stack, const std::map<std::
   }
   if (!sources.empty()) {
     o << "sources:\n";
-    for (const auto& [key, where] : sources) o << "  " << key << ": " << Quote(where) << "\n";
+    for (const auto& [key, where] : sources) o << "  " << Quote(key) << ": " << Quote(where) << "\n";
   }
   return o.str();
 }
