@@ -192,10 +192,15 @@ StackFit FitStackToStep(const ModelSpec& model, const ClusterSpec& cluster, cons
           k = kernel;
           found = true;
         }
-      if (!found) s.attention_by_arch.emplace_back(arch, kernel);
-      fit.sources[StrCat("attention.", arch, ".forward_efficiency")] =
-          StrCat(base.name, " value x ", Num(r), " (attention kernel time ", Num(measured.attention_s),
-                 " s measured / ", Num(p.attention), " s predicted, ", trace, ")");
+      if (found) {
+        fit.sources[StrCat("attention.", arch, ".forward_efficiency")] =
+            StrCat(base.name, " value x ", Num(r), " (attention kernel time ", Num(measured.attention_s),
+                   " s measured / ", Num(p.attention), " s predicted, ", trace, ")");
+      } else {
+        // A stack file names only the architectures its base has.
+        fit.notes.push_back(StrCat("attention: the stack has no kernel for architecture '", arch,
+                                   "'; efficiency not refitted"));
+      }
     }
   } else {
     fit.notes.push_back("attention: no attention kernels measured; efficiency kept");

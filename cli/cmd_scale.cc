@@ -163,7 +163,7 @@ const CommandRegistration kScale{
           ->capture_default_str();
       cmd.add_option("--gpus", f->gpus, "GPU counts, increasing, comma-separated")->capture_default_str();
       cmd.add_option("--seq-len", f->seq_len, "Tokens per sequence")->capture_default_str();
-      cmd.add_option("--stack", f->stack, "Software stack profile (default: pytorch-fsdp)");
+      cmd.add_option("--stack", f->stack, "Software stack: a preset or a stack YAML file (default: pytorch-fsdp)");
       cmd.add_option("--mode", f->mode, "weak (fixed sequences per GPU) | strong (fixed global batch)")
           ->check(CLI::IsMember({"weak", "strong"}))
           ->capture_default_str();

@@ -1,7 +1,7 @@
 // Strict YAML access for loaders: every value is read through a key path, type
 // and unit errors carry the file, the key and line:column, keys nobody asked
 // for are reported as unknown, and every problem of a file is collected before
-// one parasim::Error is thrown. Used only by core/*.cc (yaml-cpp stays private).
+// one parasim::Error is thrown. Used by core/*.cc and cost_model/software_stack_io.cc (yaml-cpp stays private).
 #pragma once
 
 #include <cstdint>

@@ -26,7 +26,7 @@ struct Job {
   std::string cluster = "dgx-h100";  // preset or YAML; the GPU count is given per query
   int64_t global_batch = 0;          // sequences per optimizer step
   int64_t seq_len = 4096;            // tokens per sequence
-  std::string stack;                 // software stack ("" = pytorch-fsdp)
+  std::string stack;                 // software stack preset or stack YAML file ("" = pytorch-fsdp)
 };
 
 // One predicted step of one parallel config (DESIGN.md §5, SI units).
