@@ -380,22 +380,21 @@ UnitComm FoldComm(const TimedList<N>& list, double attn_fwd_s, double attn_bwd_s
         break;
       case CommPhase::kForwardPrefetch:
         (c.every_micro_batch ? u.gather_mb : u.gather_step) += total;
-        u.overlap_bus_bytes += tc.bus_bytes * c.count;
-        u.overlap_time += total;
         break;
       case CommPhase::kBackwardPrefetch:
         u.bwd_gather_mb += total;
-        u.overlap_bus_bytes += tc.bus_bytes * c.count;
-        u.overlap_time += total;
         break;
       case CommPhase::kGradientReduce:
         (c.every_micro_batch ? u.reduce_mb : u.reduce_step) += total;
-        u.overlap_bus_bytes += tc.bus_bytes * c.count;
-        u.overlap_time += total;
         break;
       case CommPhase::kStepEnd:
         u.step_end += total;
         break;
+    }
+    if (c.phase == CommPhase::kForwardPrefetch || c.phase == CommPhase::kBackwardPrefetch ||
+        c.phase == CommPhase::kGradientReduce) {
+      u.overlap_bus_bytes += tc.bus_bytes * c.count;
+      u.overlap_time += total;
     }
   }
   return u;
@@ -493,8 +492,8 @@ double AnalyticalEvaluator::Impl::OverlapInterference(const UnitCost& layer, con
   k += layer.bwd;
   const double total = k.Total();
   if (total <= 0) return 1.0 + sm_share;
-  const double hbm_share =
-      std::min(kMaxNcclHbmShare, stack.nccl_memory_passes * comm.overlap_bus_bytes / comm.overlap_time / lcm.rates.hbm_Bps);
+  const double nccl_hbm_Bps = stack.nccl_memory_passes * comm.overlap_bus_bytes / comm.overlap_time;
+  const double hbm_share = std::min(kMaxNcclHbmShare, nccl_hbm_Bps / lcm.rates.hbm_Bps);
   const double memory_bound = k.elementwise + k.loss + k.copy;
   return 1.0 + (k.Matmul() * sm_share + memory_bound * hbm_share / (1.0 - hbm_share)) / total;
 }

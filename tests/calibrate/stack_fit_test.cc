@@ -86,6 +86,15 @@ MeasuredStep StepOf(const Setup& s, const SoftwareStack& stack) {
   return m;
 }
 
+// The one-GPU closed loop: the preset, a true stack that differs from it in
+// every fitted field, and the step the true stack produces.
+struct ClosedLoop {
+  Setup s = OneGpu();
+  SoftwareStack base = LoadSoftwareStack("pytorch-fsdp");
+  SoftwareStack truth = TrueStack(base, s.cluster.gpu);
+  MeasuredStep m = StepOf(s, truth);
+};
+
 const ClassComparison& Class(const StackFit& f, const std::string& name) {
   for (const ClassComparison& c : f.classes)
     if (c.name == name) return c;
@@ -96,10 +105,8 @@ const ClassComparison& Class(const StackFit& f, const std::string& name) {
 }  // namespace
 
 TEST_CASE("stack fit: one GPU, no communication: recovers the true stack", "[calibrate][stack_fit]") {
-  const Setup s = OneGpu();
-  const SoftwareStack base = LoadSoftwareStack("pytorch-fsdp");
-  const SoftwareStack truth = TrueStack(base, s.cluster.gpu);
-  const MeasuredStep m = StepOf(s, truth);
+  const ClosedLoop loop;
+  const auto& [s, base, truth, m] = loop;
   const StackFit f = FitStackToStep(s.model, s.cluster, s.job, s.config, base, m, "fitted");
 
   CHECK(f.stack.name == "fitted");
@@ -197,10 +204,8 @@ std::string KinetoTraceOf(const MeasuredStep& m) {
 }  // namespace
 
 TEST_CASE("stack fit: through a Kineto trace file, the true stack comes back", "[calibrate][stack_fit]") {
-  const Setup s = OneGpu();
-  const SoftwareStack base = LoadSoftwareStack("pytorch-fsdp");
-  const SoftwareStack truth = TrueStack(base, s.cluster.gpu);
-  const MeasuredStep m = StepOf(s, truth);
+  const ClosedLoop loop;
+  const auto& [s, base, truth, m] = loop;
   const StepTraceSummary trace = ParseKinetoTrace(KinetoTraceOf(m), "closed-loop.json", {});
   const MeasuredStep read = MeasuredStepFromTrace(trace, std::nullopt);
   CHECK(read.compute_kernels == m.compute_kernels);
