@@ -58,7 +58,7 @@ void RunMicrobenchmarks(const std::string& out_dir, bool quick) {
   if (ec) EnvironmentFailure("calibrate run: cannot locate the parasim executable (/proc/self/exe)");
   const fs::path bin_dir = self.parent_path() / "calibrate";
   fs::create_directories(out_dir, ec);
-  if (ec) throw Error(out_dir, "--out", StrCat("cannot create the directory: ", ec.message()));
+  if (ec) throw InvalidInput(out_dir, "--out", StrCat("cannot create the directory: ", ec.message()));
   struct Program {
     const char* binary;
     const char* output;
