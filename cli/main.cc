@@ -95,18 +95,13 @@ int main(int argc, char** argv) {
     }
   } catch (const cli::ExitWith& e) {   // a command that ran and reports through its exit code
     return e.code;
-  } catch (const InvalidInput& e) {
-    std::cerr << "parasim: error: " << e.what() << "\n";
-    return cli::kExitBadInput;
-  } catch (const NoAnswer& e) {
-    std::cerr << "parasim: no answer: " << e.what() << "\n";
-    return cli::kExitNoAnswer;
-  } catch (const EnvironmentError& e) {
-    std::cerr << "parasim: error: " << e.what() << "\n";
-    return cli::kExitNoAnswer;
-  } catch (const std::exception& e) {   // InternalError and anything unexpected: a bug
-    std::cerr << "parasim: internal error: " << e.what() << "\n";
-    return cli::kExitInternal;
+  } catch (const std::exception& e) {
+    const int code = cli::ExitCodeOf(e);
+    const char* what = code == cli::kExitInternal                ? "internal error"
+                       : dynamic_cast<const NoAnswer*>(&e) != nullptr ? "no answer"
+                                                                      : "error";
+    std::cerr << "parasim: " << what << ": " << e.what() << "\n";
+    return code;
   }
   return 0;
 }
