@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/provenance.h"
 #include "core/error.h"
 
 namespace parasim::cli {
@@ -35,7 +36,16 @@ void AddOutputOptions(CLI::App& cmd, OutputOptions& out, bool csv_allowed) {
   cmd.add_option("-o,--output", out.output_file, "Write to FILE (whole or not at all) instead of stdout");
 }
 
-void WriteOutput(const OutputOptions& out, const std::string& text) {
+namespace {
+// A JSON report (an object) begins with its provenance (cli/provenance.h).
+std::string WithProvenance(const OutputOptions& out, const std::string& text) {
+  if (out.Parsed() != Format::kJson || text.rfind("{\n", 0) != 0) return text;
+  return "{\n" + ProvenanceMembers() + ",\n" + text.substr(2);
+}
+}  // namespace
+
+void WriteOutput(const OutputOptions& out, const std::string& report) {
+  const std::string text = WithProvenance(out, report);
   if (out.output_file.empty()) {
     std::cout << text;
     std::cout.flush();
@@ -71,7 +81,7 @@ int main(int argc, char** argv) {
   using namespace parasim;
   CLI::App app{"parasim: plan and predict LLM training parallelism on GPU clusters"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "parasim 0.1.0");
+  app.set_version_flag("--version", StrCat("parasim ", ParasimVersion()));
 
   auto& registry = cli::Registry();
   std::sort(registry.begin(), registry.end(),

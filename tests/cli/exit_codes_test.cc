@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
+#include "core/provenance.h"
 #include "tests/cli/run_parasim.h"
 
 using Catch::Matchers::Contains;
@@ -78,4 +79,23 @@ TEST_CASE("exit code 4: validate exits 4 exactly when a row fails", "[cli][exit]
   bool any_failed = false;
   for (const auto& row : j["rows"]) any_failed = any_failed || row["status"] == "FAIL";
   CHECK(r.code == (any_failed ? 4 : 0));
+}
+
+TEST_CASE("provenance: every JSON report opens with schema, version and hashed inputs", "[cli][provenance]") {
+  const Run r = Parasim("simulate --model llama2-7b --cluster dgx-h100 --nodes 1 --global-batch 8 --seq-len 2048 "
+                        "--config dp=8,tp=1,pp=1 --format json");
+  REQUIRE(r.code == 0);
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.out);
+  CHECK(j.begin().key() == "schema_version");
+  CHECK(j["schema_version"] == parasim::kReportSchemaVersion);
+  CHECK(j["parasim_version"] == parasim::ParasimVersion());
+  CHECK(j["inputs"]["cluster"]["sha256"] == parasim::EmbeddedSha256("clusters/dgx-h100.yaml"));
+  CHECK(j["inputs"]["gpu_profile"]["sha256"] == parasim::EmbeddedSha256("gpus/h100-sxm.yaml"));
+  CHECK(j["inputs"]["stack"]["sha256"].get<std::string>().size() == 64);
+  CHECK(j["inputs"]["model"]["name"] == "llama2-7b");
+  CHECK(j.contains("step_time_s"));   // the report itself follows
+  // A command without specs still carries the versions.
+  const Run v = Parasim("validate --only F1 --no-whole-space --format json");
+  const nlohmann::json jv = nlohmann::json::parse(v.out);
+  CHECK(jv["schema_version"] == parasim::kReportSchemaVersion);
 }
