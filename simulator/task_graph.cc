@@ -109,8 +109,10 @@ int32_t TaskGraph::AddGroupOp(std::span<const int32_t> streams, const ActivitySp
   PARASIM_CHECK(!finalized_);
   PARASIM_CHECK(!streams.empty());
   PARASIM_CHECK(spec.duration_s >= 0 && spec.network_s >= 0, "negative duration");
-  PARASIM_CHECK(spec.network_s == 0 || (spec.flow_set >= 0 && spec.flow_set < num_flow_sets()),
+  PARASIM_CHECK(spec.network_s == 0 || (spec.flow_set >= 0 && spec.flow_classes >= 1 &&
+                                         spec.flow_set + spec.flow_classes <= num_flow_sets()),
                 "network time without a flow set");
+  PARASIM_CHECK(spec.steps >= 1 && spec.flow_classes >= 1 && spec.flow_classes < 128, "bad step schedule");
   if (spec.kind != WorkKind::kComm) {
     PARASIM_CHECK(streams.size() == 1 && stream_kind_[streams[0]] == StreamKind::kCompute,
                   "compute activities run on one compute stream");
@@ -118,8 +120,8 @@ int32_t TaskGraph::AddGroupOp(std::span<const int32_t> streams, const ActivitySp
   int32_t act = static_cast<int32_t>(activities_.size());
   activities_.push_back(spec);
   int32_t first = num_ops();
-  cores_.push_back(ActivityCore{spec.duration_s, spec.network_s, first,
-                                static_cast<int32_t>(streams.size()), spec.flow_set, spec.kind});
+  cores_.push_back(ActivityCore{spec.duration_s, spec.network_s, first, static_cast<int32_t>(streams.size()),
+                                spec.flow_set, spec.steps, static_cast<int16_t>(spec.flow_classes), spec.kind});
   for (int32_t s : streams) AppendOp(s, act);
   return first;
 }

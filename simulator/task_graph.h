@@ -48,7 +48,14 @@ struct ActivitySpec {
   WorkKind kind = WorkKind::kMatmul;
   double duration_s = 0;   // whole time; for a network activity (tier C) the latency part
   double network_s = 0;    // tier C: bandwidth part, shared on links (needs flow_set >= 0)
-  int32_t flow_set = -1;   // tier C: AddFlowSet id of the links it loads
+  int32_t flow_set = -1;   // tier C: AddFlowSet id of the links it loads (the first of flow_classes)
+  // Tier C step schedule: the activity runs `steps` lock-step steps, each its
+  // share of the latency part (duration_s / steps), then its share of the
+  // bandwidth part on the flow sets flow_set .. flow_set + flow_classes − 1 at
+  // once (one per link class: NVLink hops, network hops); a step ends when
+  // its slowest class has delivered.
+  int32_t steps = 1;
+  int32_t flow_classes = 1;
   int32_t name = 0;        // InternName id (0 = "")
   int32_t layer = -1;      // transformer layer, -1 = none
   int32_t micro_batch = -1;
@@ -74,6 +81,8 @@ struct ActivityCore {
   int32_t first_op;
   int32_t num_ops;
   int32_t flow_set;
+  int32_t steps;
+  int16_t flow_classes;
   WorkKind kind;
 };
 struct OpCore {

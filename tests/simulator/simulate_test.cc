@@ -281,9 +281,13 @@ TEST_CASE("simulator: survey", "[.survey]") {
     SimulationResult b = SimulateStep(wl, cluster, opt);
     opt.fidelity = Fidelity::kFull;
     SimulationResult cc = SimulateStep(wl, cluster, opt);
+    opt.tier_c = TierCSchedule::kCoarse;
+    SimulationResult coarse = SimulateStep(wl, cluster, opt);
     WARN(k.model << " " << k.config << ": A " << a.step_time.si() << " B " << b.report.step_time.si() << " C "
                  << cc.report.step_time.si() << " | B/A " << b.report.step_time / a.step_time << " C/B "
-                 << cc.report.step_time / b.report.step_time << " | expA " << a.exposed_comm.si() << " expB "
+                 << cc.report.step_time / b.report.step_time << " Ccoarse/B "
+                 << coarse.report.step_time / b.report.step_time << " steps " << cc.network_steps << " events "
+                 << cc.events << " | expA " << a.exposed_comm.si() << " expB "
                  << b.report.exposed_comm.si() << " bubA " << a.bubble.si() << " bubB " << b.report.bubble.si()
                  << " | acts B " << b.activities << " C " << cc.activities << " feasible " << a.feasible);
   }
