@@ -38,6 +38,11 @@ CollectiveSchedule PlanSchedule(CollectiveOp op, const CollectiveCost& cost, con
   } else if (op == CollectiveOp::kAllReduce && cost.algo == CollectiveAlgo::kTree) {
     s.shape = ScheduleShape::kTree;
     s.steps = TreeStepCount(path.ranks_per_node, path.nodes);
+  } else if (op == CollectiveOp::kAllReduce && cost.algo == CollectiveAlgo::kNvlsTree) {
+    // NVLS inside each node (one switch-reduced hop each way) + the tree
+    // over nodes; its NVLink traffic is carried on the chain edges.
+    s.shape = ScheduleShape::kTree;
+    s.steps = TreeStepCount(2, path.nodes);
   }
   return s;
 }

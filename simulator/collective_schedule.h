@@ -10,6 +10,8 @@
 //   the collective model's latency counts them); NCCL pipelines chunks
 //   through the tree, so in steady state every tree edge, up and down, is
 //   busy in every step.
+//   NVLS-tree AllReduce: the same tree shape, 2·(1 + ⌊log2 N⌋) steps (one
+//   NVLS hop inside a node each way).
 //   Everything else (NVLS, CollNet, PAT, AllToAll, send/recv): one step on
 //   its traffic pattern (ring hops, or all pairs for AllToAll).
 //

@@ -113,8 +113,9 @@ class TaskGraph {
   int32_t AddGroupOp(std::span<const int32_t> streams, const ActivitySpec& spec);
   // `after` cannot start before `before` ends.
   void AddDependency(int32_t before, int32_t after);
-  // Tier C: the links a network activity loads and its bandwidth alone on the
-  // fabric with its symmetric peers (the nominal rate its network_s assumes).
+  // Tier C: the links a network activity loads (a link listed twice: its
+  // coefficients summed) and its bandwidth alone on the fabric with its
+  // symmetric peers (the nominal rate its network_s assumes).
   int32_t AddFlowSet(std::span<const LinkUse> links, double nominal_rate_Bps);
 
   // Builds the successor lists; no ops may be added afterwards.
