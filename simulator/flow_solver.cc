@@ -169,14 +169,9 @@ std::span<const int32_t> FlowSolver::Solve() {
   size_t unfixed = component_flows_.size();
   while (unfixed > 0) {
     double level = kUncapped;
-    int32_t bottleneck = -1;
     for (int32_t l : component_links_) {
       if (unfixed_count_[l] == 0) continue;
-      double t = std::max(0.0, remaining_Bps_[l]) / unfixed_weight_[l];
-      if (t < level) {
-        level = t;
-        bottleneck = l;
-      }
+      level = std::min(level, std::max(0.0, remaining_Bps_[l]) / unfixed_weight_[l]);
     }
     int32_t capped = -1;
     for (int32_t f : component_flows_) {
@@ -190,11 +185,21 @@ std::span<const int32_t> FlowSolver::Solve() {
       --unfixed;
       continue;
     }
-    PARASIM_CHECK(bottleneck >= 0, "max-min: unfixed flow with no link and no cap");
-    for (const Member& m : members_[bottleneck]) {
-      if (!flows_[m.flow].fixed) {
-        Fix(m.flow, level);
-        --unfixed;
+    PARASIM_CHECK(level < kUncapped, "max-min: unfixed flow with no link and no cap");
+    // Every link that saturates at this level at once: fixing the flows of
+    // one leaves the others' level unchanged, so they are fixed in one round
+    // (symmetric traffic saturates thousands of links together).
+    bottlenecks_.clear();
+    const double tie = level * (1 + 1e-12);
+    for (int32_t l : component_links_) {
+      if (unfixed_count_[l] > 0 && std::max(0.0, remaining_Bps_[l]) / unfixed_weight_[l] <= tie) bottlenecks_.push_back(l);
+    }
+    for (int32_t l : bottlenecks_) {
+      for (const Member& m : members_[l]) {
+        if (!flows_[m.flow].fixed) {
+          Fix(m.flow, level);
+          --unfixed;
+        }
       }
     }
   }
