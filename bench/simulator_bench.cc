@@ -175,6 +175,30 @@ BENCHMARK(BM_TierCLlama2_7B_Fsdp)
     ->Args({4096, 1})->Args({8192, 1})->Args({16384, 1})->Args({16384, 0})->Args({65536, 0})
     ->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// Tier C with contention: Llama-2-7B, tp = 2 inside nodes beside FSDP over
+// dp = N/2 (the DP rings' NVLink hops share GPU links with the TP rings), so
+// every step of every collective goes through the max-min solver.
+void BM_TierCLlama2_7B_Tp2(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  AnalyticalEvaluator eval(LoadModel("llama2-7b"), LoadCluster("dgx-h100", gpus / 8), Job(2 * gpus, 4096));
+  StepWorkload wl = eval.BuildWorkload(ParseParallelConfig(StrCat("dp=", gpus / 2, ",tp=2,sp=on,mbs=2,sharding=zero2")));
+  SimulationOptions opt;
+  opt.fidelity = Fidelity::kFull;
+  opt.tier_c = state.range(1) ? TierCSchedule::kStep : TierCSchedule::kCoarse;
+  uint64_t events = 0;
+  double step_s = 0;
+  for (auto _ : state) {
+    SimulationResult r = SimulateStep(wl, eval.cluster(), opt);
+    events += r.events;
+    step_s = r.report.step_time.si();
+  }
+  state.counters["events"] = static_cast<double>(events) / state.iterations();
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["step_s"] = step_s;
+}
+BENCHMARK(BM_TierCLlama2_7B_Tp2)->Args({256, 1})->Args({256, 0})->Args({2048, 1})->Args({2048, 0})
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+
 // Tier C of the tier-B benchmark's config (Llama-3-70B, 2,048 H100s, tp=8,
 // pp=8, dp=32, 128 micro-batches): one lane per TP group, 256 lanes.
 void BM_TierCLlama3_70B_2048(benchmark::State& state) {
