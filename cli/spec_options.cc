@@ -24,13 +24,13 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
 ModelSpec SpecOptions::LoadModelSpec() const { return LoadModel(model); }
 
 ClusterSpec SpecOptions::LoadClusterSpec() const {
-  if (nodes < 0) throw Error("", "--nodes", StrCat(nodes, " is not a positive node count"));
-  if (gpus < 0) throw Error("", "--gpus", StrCat(gpus, " is not a positive GPU count"));
-  if (nodes > 0 && gpus > 0) throw Error("", "--gpus", "give --nodes or --gpus, not both");
+  if (nodes < 0) throw InvalidInput("", "--nodes", StrCat(nodes, " is not a positive node count"));
+  if (gpus < 0) throw InvalidInput("", "--gpus", StrCat(gpus, " is not a positive GPU count"));
+  if (nodes > 0 && gpus > 0) throw InvalidInput("", "--gpus", "give --nodes or --gpus, not both");
   ClusterSpec c = LoadCluster(cluster, nodes);
   if (gpus > 0) {
     if (gpus % c.gpus_per_node != 0) {
-      throw Error("", "--gpus",
+      throw InvalidInput("", "--gpus",
                   StrCat(gpus, " is not a multiple of the ", c.gpus_per_node, " GPUs per node of ", c.name));
     }
     c = LoadCluster(cluster, gpus / c.gpus_per_node);
@@ -45,9 +45,9 @@ JobSpec SpecOptions::LoadJobSpec() const {
   if (seq_len != 4096 || job_file.empty()) job.seq_len = seq_len;
   if (!stack.empty()) job.stack = stack;
   if (job.global_batch <= 0) {
-    throw Error("", "--global-batch", StrCat(job.global_batch, " is not a positive number of sequences"));
+    throw InvalidInput("", "--global-batch", StrCat(job.global_batch, " is not a positive number of sequences"));
   }
-  if (job.seq_len <= 0) throw Error("", "--seq-len", StrCat(job.seq_len, " is not a positive number of tokens"));
+  if (job.seq_len <= 0) throw InvalidInput("", "--seq-len", StrCat(job.seq_len, " is not a positive number of tokens"));
   LoadSoftwareStack(job.stack);  // a bad stack name or file stops here, before any work
   return job;
 }

@@ -49,7 +49,7 @@ YAML::Node OpenProfileYaml(const std::string& folder, const std::string& name_or
     file_out = name_or_path;
     return internal::ParseYamlFile(name_or_path);
   }
-  throw Error("", flag,
+  throw InvalidInput("", flag,
               StrCat("'", name_or_path, "' is neither a built-in name (", JoinNames(EmbeddedNames(folder)),
                      ") nor an existing file"));
 }
@@ -265,7 +265,7 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
       if (std::filesystem::exists(rel)) gpu_ref = rel.string();
     }
     c.gpu = LoadGpuProfile(gpu_ref);
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     std::vector<Issue> wrapped;
     for (Issue issue : e.issues()) {
       if (issue.file.empty()) {
@@ -274,7 +274,7 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
       }
       wrapped.push_back(issue);
     }
-    throw Error(wrapped);
+    throw InvalidInput(wrapped);
   }
 
   ApplyOverrides(overrides, c.gpu);
@@ -283,7 +283,7 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
   if (nodes_override > 0) c.nodes = nodes_override;
   if (c.gpus_per_node % c.intra_node.nvlink_domain_size != 0 &&
       c.intra_node.nvlink_domain_size % c.gpus_per_node != 0) {
-    throw Error(file, "intra_node.nvlink_domain_size",
+    throw InvalidInput(file, "intra_node.nvlink_domain_size",
                 StrCat(c.intra_node.nvlink_domain_size, " and gpus_per_node ", c.gpus_per_node,
                        " must divide one another"));
   }
@@ -297,7 +297,7 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
   const double k = c.inter_node.switch_radix;
   const double capacity = c.inter_node.tiers == 1 ? k : c.inter_node.tiers == 2 ? k * k / 2 : k * k * k / 4;
   if (endpoints > capacity * c.inter_node.oversubscription) {
-    throw Error(file, "inter_node.tiers",
+    throw InvalidInput(file, "inter_node.tiers",
                 StrCat(c.nodes, " nodes x ", c.inter_node.nics_per_node, " NICs exceed what ",
                        c.inter_node.tiers, " tiers of ", c.inter_node.switch_radix, "-port switches connect"));
   }

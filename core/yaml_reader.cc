@@ -12,13 +12,13 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw Error({Issue{file, "", e.mark.line + 1, e.mark.column + 1, StrCat("invalid YAML: ", e.msg)}});
+    throw InvalidInput({Issue{file, "", e.mark.line + 1, e.mark.column + 1, StrCat("invalid YAML: ", e.msg)}});
   }
 }
 
 YAML::Node ParseYamlFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "", "cannot open file");
+  if (!in) throw InvalidInput(path, "", "cannot open file");
   std::ostringstream text;
   text << in.rdbuf();
   return ParseYamlText(text.str(), path);
@@ -123,7 +123,7 @@ Q YamlMap::Unit(const std::string& key, std::optional<Q> fallback,
   if (!s) return fallback.value_or(Q());
   try {
     return parse(*s, KeyPath(key));
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     for (const Issue& issue : e.issues()) AddIssue(key, issue.message);
     return fallback.value_or(Q());
   }

@@ -131,7 +131,7 @@ int ReadNcclVersion(YamlMap& map, int fallback) {
   }
   try {
     return ParseNcclVersion(text, map.KeyPath("nccl_version"));
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     for (const Issue& issue : e.issues()) map.AddIssue("nccl_version", issue.message);
     return fallback;
   }
@@ -274,7 +274,7 @@ SoftwareStackFile FromYaml(const YAML::Node& root, const std::string& file) {
     std::stable_sort(sorted.begin(), sorted.end(), [](const Issue& a, const Issue& b) {
       return std::tie(a.line, a.column) < std::tie(b.line, b.column);
     });
-    throw Error(std::move(sorted));
+    throw InvalidInput(std::move(sorted));
   }
   return out;
 }

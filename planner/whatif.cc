@@ -20,7 +20,7 @@ int ParseCount(const std::string& v, const std::string& where) {
     if (used == v.size() && n >= 1 && n <= (1L << 24)) return static_cast<int>(n);
   } catch (const std::exception&) {
   }
-  throw Error("", where, StrCat("'", v, "' is not a positive count"));
+  throw InvalidInput("", where, StrCat("'", v, "' is not a positive count"));
 }
 
 double ParseRatio(const std::string& v, const std::string& where) {
@@ -30,13 +30,13 @@ double ParseRatio(const std::string& v, const std::string& where) {
     if (used == v.size() && x > 0) return x;
   } catch (const std::exception&) {
   }
-  throw Error("", where, StrCat("'", v, "' is not a positive number"));
+  throw InvalidInput("", where, StrCat("'", v, "' is not a positive number"));
 }
 
 bool ParseSwitch(const std::string& v, const std::string& where) {
   if (v == "on" || v == "true") return true;
   if (v == "off" || v == "false") return false;
-  throw Error("", where, StrCat("'", v, "' is not on/off"));
+  throw InvalidInput("", where, StrCat("'", v, "' is not on/off"));
 }
 
 const std::vector<std::pair<std::string, Setter>>& Setters() {
@@ -69,7 +69,7 @@ const std::vector<std::pair<std::string, Setter>>& Setters() {
       {"inter_node.oversubscription",
        [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) {
          const double x = ParseRatio(v, w);
-         if (x < 1) throw Error("", w, "oversubscription is a down:up ratio >= 1");
+         if (x < 1) throw InvalidInput("", w, "oversubscription is a down:up ratio >= 1");
          c.inter_node.oversubscription = x;
        }},
       {"inter_node.nic_latency",
@@ -113,11 +113,11 @@ std::vector<std::string> WhatifKeys() {
 
 Variation ParseVariation(const std::string& text, const std::string& where) {
   const size_t eq = text.find('=');
-  if (eq == std::string::npos) throw Error("", where, StrCat("'", text, "' is not key=v1,v2,... (keys: ", KeyList(), ")"));
+  if (eq == std::string::npos) throw InvalidInput("", where, StrCat("'", text, "' is not key=v1,v2,... (keys: ", KeyList(), ")"));
   Variation v;
   v.key = text.substr(0, eq);
   if (FindSetter(v.key) == nullptr) {
-    throw Error("", StrCat(where, ": ", v.key), StrCat("unknown key '", v.key, "' (valid: ", KeyList(), ")"));
+    throw InvalidInput("", StrCat(where, ": ", v.key), StrCat("unknown key '", v.key, "' (valid: ", KeyList(), ")"));
   }
   std::string rest = text.substr(eq + 1), cur;
   for (char ch : rest + ",") {
@@ -128,13 +128,13 @@ Variation ParseVariation(const std::string& text, const std::string& where) {
       cur += ch;
     }
   }
-  if (v.values.empty()) throw Error("", StrCat(where, ": ", v.key), "no values given");
+  if (v.values.empty()) throw InvalidInput("", StrCat(where, ": ", v.key), "no values given");
   return v;
 }
 
 void ApplyVariation(ClusterSpec& cluster, JobSpec& job, const std::string& key, const std::string& value) {
   const Setter* setter = FindSetter(key);
-  if (setter == nullptr) throw Error("", StrCat("--vary: ", key), StrCat("unknown key (valid: ", KeyList(), ")"));
+  if (setter == nullptr) throw InvalidInput("", StrCat("--vary: ", key), StrCat("unknown key (valid: ", KeyList(), ")"));
   (*setter)(cluster, job, value, StrCat("--vary ", key));
 }
 

@@ -36,7 +36,7 @@ template <class F>
 std::string ErrorText(F&& load) {
   try {
     load();
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     return e.what();
   }
   return "";
