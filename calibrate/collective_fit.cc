@@ -170,22 +170,44 @@ CollectiveFitResult FitCollectiveParams(const std::vector<CollectiveCase>& cases
                                         const std::vector<std::string>& names) {
   std::vector<const FitParameter*> fit;
   for (const FitParameter& p : CollectiveFitParameters())
-    if (names.empty() || std::find(names.begin(), names.end(), p.name) != names.end()) fit.push_back(&p);
-  // Every source weighs the same, however many rows it has.
+    if (names.empty() ? p.default_fitted : std::find(names.begin(), names.end(), p.name) != names.end())
+      fit.push_back(&p);
+  // The objective is the accuracy metric itself: the mean over (source,
+  // size band) of the median |log(predicted/measured)|, so every log and
+  // band weighs the same and a few pathological rows cannot steer the fit.
+  std::map<std::pair<std::string, int>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < cases.size(); ++i)
+    groups[{cases[i].m.source, cases[i].m.size.si() < 64.0 * 1048576.0 ? 0 : 1}].push_back(i);
   std::map<std::string, int> per_source;
   for (const auto& c : cases) ++per_source[c.m.source];
   auto objective = [&](const std::vector<double>& x) {
     CollectiveModelParams p = start;
     for (size_t i = 0; i < fit.size(); ++i) fit[i]->set(p, FromUnit(*fit[i], x[i]));
     double sum = 0;
-    for (const auto& c : cases) sum += LogError(c, p) / per_source[c.m.source];
-    return sum / std::max<size_t>(1, per_source.size());
+    std::vector<double> e;
+    for (const auto& [key, idx] : groups) {
+      e.clear();
+      for (size_t i : idx) e.push_back(LogError(cases[i], p));
+      std::sort(e.begin(), e.end());
+      const size_t n = e.size();
+      sum += n % 2 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
+    }
+    return sum / std::max<size_t>(1, groups.size());
   };
   std::vector<double> x0;
   for (const auto* p : fit) x0.push_back(ToUnit(*p, p->get(start)));
   std::vector<double> x = x0;
   if (!fit.empty() && !cases.empty()) {
-    for (int restart = 0; restart < 3; ++restart) x = NelderMead(objective, x, 60 * static_cast<int>(fit.size()));
+    // The median objective is piecewise smooth: start from the given values
+    // and from three fixed points of the box, keep the best.
+    double best = objective(x0);
+    for (double start_u : {-1.0, 0.25, 0.5, 0.75}) {
+      std::vector<double> s = x0;
+      if (start_u >= 0) std::fill(s.begin(), s.end(), start_u);
+      for (int restart = 0; restart < 3; ++restart) s = NelderMead(objective, s, 60 * static_cast<int>(fit.size()));
+      const double v = objective(s);
+      if (v < best) best = v, x = s;
+    }
   }
   CollectiveFitResult out;
   out.params = start;
@@ -215,6 +237,14 @@ const std::vector<FitParameter>& CollectiveFitParameters() {
        [](CollectiveModelParams& p, double v) { p.link_bandwidth_jitter = v; }, 1e-3, 0.3},
       {"hop_latency_jitter_s", [](const CollectiveModelParams& p) { return p.hop_latency_jitter.si(); },
        [](CollectiveModelParams& p, double v) { p.hop_latency_jitter = Seconds(v); }, 1e-8, 2e-5},
+      {"net_chunk_latency_s", [](const CollectiveModelParams& p) { return p.net_chunk_latency.si(); },
+       [](CollectiveModelParams& p, double v) { p.net_chunk_latency = Seconds(v); }, 1e-7, 1e-4},
+      {"net_chunk_bytes", [](const CollectiveModelParams& p) { return p.net_chunk_bytes.si(); },
+       [](CollectiveModelParams& p, double v) { p.net_chunk_bytes = Bytes(v); }, 32e3, 16e6},
+      {"net_hop_latency_scale", [](const CollectiveModelParams& p) { return p.net_hop_latency_scale; },
+       [](CollectiveModelParams& p, double v) { p.net_hop_latency_scale = v; }, 0.05, 3.0},
+      {"min_pipeline_chunks", [](const CollectiveModelParams& p) { return p.min_pipeline_chunks; },
+       [](CollectiveModelParams& p, double v) { p.min_pipeline_chunks = v; }, 1.0, 128.0},
   };
   return kParams;
 }

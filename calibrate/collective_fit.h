@@ -54,6 +54,10 @@ struct FitParameter {
   std::function<double(const CollectiveModelParams&)> get;
   std::function<void(CollectiveModelParams&, double)> set;
   double lo = 0, hi = 0;
+  // Fitted unless named otherwise: the scale-loss parameters (jitter) need
+  // sweeps over many node counts to be identified, so they keep their
+  // sourced values unless a fit names them.
+  bool default_fitted = true;
 };
 // The parameters `calibrate fit` fits (their meaning: collective_cost.h).
 const std::vector<FitParameter>& CollectiveFitParameters();
@@ -61,14 +65,14 @@ const std::vector<FitParameter>& CollectiveFitParameters();
 struct CollectiveFitResult {
   CollectiveModelParams params;
   std::map<std::string, double> values;   // fitted parameter -> SI value
-  double mean_abs_log_error = 0;          // objective at the optimum
+  double mean_abs_log_error = 0;          // objective at the optimum (mean of band medians of |log error|)
   int cases = 0;
   std::vector<std::string> sources;       // measurements fitted (source names)
 };
 
-// Fits the named parameters (default: all of CollectiveFitParameters) from
-// `start` by minimizing the mean |log(predicted/measured time)|, every
-// source weighted equally. Deterministic.
+// Fits the named parameters (default: those default_fitted) from
+// `start` by minimizing the mean over (source, size band: below / from
+// 64 MiB) of the median |log(predicted/measured time)|. Deterministic.
 CollectiveFitResult FitCollectiveParams(const std::vector<CollectiveCase>& cases, const CollectiveModelParams& start,
                                         const std::vector<std::string>& names = {});
 

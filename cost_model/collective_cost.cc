@@ -56,6 +56,7 @@ struct Shape {
   double inter_hop_s = 0;    // physical NIC + switches + wire
   double intra_hop_s = 0;    // physical NVLink / PCIe hop
   double plugin_s = 0;
+  double net_scale = 1;      // × NCCL's NET hop constants
   double net_overhead_s = 0;
   double launch_s = 0;
 };
@@ -87,6 +88,7 @@ Shape MakeShape(const GroupPath& path, const NcclFeatures& f, const CollectiveMo
   s.inter_hop_s = path.inter_hop_latency.si();
   s.intra_hop_s = path.intra_hop_latency.si();
   s.plugin_s = p.net_plugin_latency.si();
+  s.net_scale = p.net_hop_latency_scale;
   s.net_overhead_s = p.net_overhead.si();
   s.launch_s = p.launch_per_gpu.si() * std::max(1, p.gpus_per_launch_thread);
   return s;
@@ -105,7 +107,7 @@ double LLMax(const Shape& s) {
 // physical path, and the wait for the slowest of the step's hops.
 double NetHop(const Shape& s, double net_us, int proto) {
   double plugin = s.plugin_s * (proto == static_cast<int>(Protocol::kSimple) ? 2.0 : 1.0);
-  return net_us * kUs + plugin + s.inter_hop_s + s.jitter_s;
+  return s.net_scale * net_us * kUs + plugin + s.inter_hop_s + s.jitter_s;
 }
 
 double IntraHop(const Shape& s, const double nvlink_us[3], const double pci_us[3], int proto) {
@@ -179,7 +181,7 @@ Candidate Ring(CollectiveOp op, double bytes, const Shape& s, int proto) {
     const double* net = s.g == 1 ? nccl::kTreeNetUs : nccl::kRingNetUs;  // ppn = 1 uses Tree NET
     double intra = std::max(IntraHop(s, nccl::kRingNvlinkUs, nccl::kRingPciUs, proto),
                             s.net_overhead_s * (proto == static_cast<int>(Protocol::kSimple) ? 3.0 : 1.0));
-    double hop_nccl = net[proto] * kUs + s.plugin_s * (proto == static_cast<int>(Protocol::kSimple) ? 2.0 : 1.0);
+    double hop_nccl = s.net_scale * net[proto] * kUs + s.plugin_s * (proto == static_cast<int>(Protocol::kSimple) ? 2.0 : 1.0);
     double hop_phys = s.inter_hop_s + s.jitter_s;
     if (hop_nccl + hop_phys < intra) {
       hop_nccl = intra;
@@ -353,6 +355,46 @@ Candidate Evaluate(CollectiveOp op, double bytes, const GroupPath& path, const N
   return {};
 }
 
+// Pipeline depth D of a multi-node algorithm: the stages a chunk passes
+// through on the critical path (0: not pipelined over the network).
+int PipelineDepth(CollectiveOp op, CollectiveAlgo algo, const Shape& s) {
+  const int up_down = 2 * std::max(1, FloorLog2(2 * s.nodes - 1));   // 2·ceil(log2 N)
+  const int intra = s.g > 1 ? 2 : 0;
+  switch (algo) {
+    case CollectiveAlgo::kRing: return op == CollectiveOp::kAllReduce ? 2 * (s.n - 1) : s.n - 1;
+    case CollectiveAlgo::kTree:
+    case CollectiveAlgo::kNvlsTree: return up_down + intra;
+    case CollectiveAlgo::kNvls:
+    case CollectiveAlgo::kCollNet: return 2 + intra;
+    case CollectiveAlgo::kPat: return std::max(1, FloorLog2(2 * s.nodes - 1));
+    case CollectiveAlgo::kDirect: return 1;
+  }
+  return 1;
+}
+
+// The network chunk pipeline (CollectiveModelParams): a ring pays the chunk
+// cost on each of its D lock-step steps; a tree-like pipeline of D stages
+// takes (k + D - 1) chunk times for k chunks, k >= min_pipeline_chunks.
+Candidate WithChunkPipeline(Candidate c, CollectiveOp op, CollectiveAlgo algo, const Shape& s,
+                            const CollectiveModelParams& p) {
+  if (!c.ok || !s.multi) return c;
+  const double t_bw = c.time_s - c.latency_s;
+  const double alpha = p.net_chunk_latency.si();
+  const double chunk_s = p.net_chunk_bytes.si() / (p.net_channel_bandwidth.si() * p.nic_efficiency);
+  const int d = PipelineDepth(op, algo, s);
+  double extra;
+  if (algo == CollectiveAlgo::kRing) {
+    // Later loops overlap in NCCL_STEPS slots: the chain of D steps pays the
+    // chunk cost once per step, whatever the number of loops.
+    extra = d * alpha;
+  } else {
+    const double k = std::max(p.min_pipeline_chunks, t_bw / chunk_s);
+    extra = (k + d - 1) * alpha + (d - 1) * t_bw / k;
+  }
+  c.time_s += extra;
+  return c;
+}
+
 void CheckPath(const GroupPath& path) {
   PARASIM_CHECK(path.ranks >= 1, "group of ", path.ranks, " ranks");
   if (path.ranks == 1) return;
@@ -513,7 +555,8 @@ CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& 
   int best_proto = static_cast<int>(Protocol::kSimple);
   for (int a = 0; a < kNumCollectiveAlgos; ++a) {
     for (int pr = 0; pr < kNumProtocols; ++pr) {
-      Candidate c = Evaluate(op, bytes, path, features, params, s, static_cast<CollectiveAlgo>(a), pr);
+      Candidate c = WithChunkPipeline(Evaluate(op, bytes, path, features, params, s, static_cast<CollectiveAlgo>(a), pr),
+                                      op, static_cast<CollectiveAlgo>(a), s, params);
       if (c.ok && (!best.ok || c.time_s < best.time_s)) {   // ties keep the lower index
         best = c;
         best_algo = static_cast<CollectiveAlgo>(a);
@@ -539,7 +582,8 @@ std::optional<CollectiveCost> EstimateCollectiveWith(CollectiveOp op, Bytes size
     return z;
   }
   Shape s = MakeShape(path, features, params);
-  Candidate c = Evaluate(op, bytes, path, features, params, s, algo, static_cast<int>(proto));
+  Candidate c = WithChunkPipeline(Evaluate(op, bytes, path, features, params, s, algo, static_cast<int>(proto)), op,
+                                  algo, s, params);
   if (!c.ok) return std::nullopt;
   return Finish(op, bytes, s, c, algo, static_cast<int>(proto));
 }

@@ -101,6 +101,26 @@ struct CollectiveModelParams {
   // Per-peer cost of the grouped send/recv that AllToAll issues (proxy
   // progress and connection setup per peer): assumption, see DECISIONS.md.
   Seconds p2p_per_peer_latency = Microseconds(0.5);
+  // Network chunk pipeline (DESIGN.md §4; docs/DECISIONS.md "Collectives:
+  // chunk pipeline"). Across nodes NCCL moves each channel's data in chunks
+  // of at most `net_chunk_bytes`; every chunk costs `net_chunk_latency` of
+  // proxy post, completion poll and GPU flag on top of its wire time, and a
+  // chunk enters a pipeline of D stages (ring: every step of every loop, in
+  // lock-step; trees: 2 log2(nodes) network stages plus the NVLink stages) —
+  // so the number of chunks grows with size, the per-chunk cost caps large
+  // sizes below line rate, and mid sizes pay the fill of a pipeline that NCCL
+  // splits into at least `min_pipeline_chunks` chunks.
+  // Cold values: 512 KiB = NCCL's Simple step (NCCL_BUFFSIZE 4 MiB /
+  // NCCL_STEPS 8, src/include/device.h); 8 = NCCL_STEPS slots; 2 µs =
+  // UNCERTAIN ibv_post_send + CQ poll + flag write on a GPUDirect RDMA path.
+  // Fitted values: a --hw-profile (calibrate/collective_fit.h).
+  Seconds net_chunk_latency = Microseconds(2.0);
+  // Scale on NCCL's per-hop NET latency constants (tuning.cc hwLat[NET]):
+  // NCCL tunes them to pick algorithms, not to predict time; 1 = NCCL's.
+  double net_hop_latency_scale = 1.0;
+  Bytes net_chunk_bytes = Bytes(512.0 * 1024.0);
+  double min_pipeline_chunks = 8.0;
+
   // LL128 needs 128-byte stores to arrive whole and in order: NCCL enables it
   // across nodes on InfiniBand/RoCE; the AWS EFA plugin leaves it off.
   bool network_ll128 = true;
