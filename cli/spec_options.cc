@@ -1,5 +1,6 @@
 #include "cli/spec_options.h"
 
+#include "calibrate/collective_profile.h"
 #include "core/error.h"
 #include "core/loaders.h"
 #include "cost_model/software_stack.h"
@@ -18,6 +19,8 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
   cmd.add_option("--seq-len", spec.seq_len, "Tokens per sequence")->capture_default_str();
   cmd.add_option("--stack", spec.stack,
                  "Software stack: a preset (default: pytorch-fsdp, the paper's) or a stack YAML file");
+  cmd.add_option("--hw-profile", spec.hw_profile,
+                 "Fitted collective profile (parasim calibrate fit); default: the cluster file's hw_profile");
   cmd.add_option("--job", spec.job_file, "Job YAML (global_batch, seq_len, precision, stack); flags override it");
 }
 
@@ -35,6 +38,7 @@ ClusterSpec SpecOptions::LoadClusterSpec() const {
     }
     c = LoadCluster(cluster, gpus / c.gpus_per_node);
   }
+  calibrate::ApplyHwProfile(!hw_profile.empty() ? hw_profile : c.hw_profile);
   return c;
 }
 

@@ -216,6 +216,10 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
   const std::string gpu = map.String("gpu");
   c.gpus_per_node = static_cast<int>(map.Int("gpus_per_node", std::nullopt, 1));
   c.nodes = static_cast<int>(map.Int("nodes", 1, 1));
+  if (const std::string hw = map.String("hw_profile", ""); !hw.empty()) {
+    const std::filesystem::path hp = hw;
+    c.hw_profile = hp.is_relative() && !file.empty() ? (std::filesystem::path(file).parent_path() / hp).string() : hw;
+  }
   std::string tiers_text = "auto";
   {
     YamlMap intra = map.Map("intra_node");

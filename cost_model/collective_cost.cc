@@ -536,11 +536,19 @@ double BusBandwidthFactor(CollectiveOp op, int ranks) {
   return 1.0;
 }
 
+namespace {
+const CollectiveModelParams kDefaultParams{};
+const CollectiveModelParams kEfaParams = CollectiveModelParams::AwsEfa();
+// A --hw-profile's parameters, replacing both presets (set before threads start).
+std::optional<CollectiveModelParams> g_profile_params;
+}  // namespace
+
+void SetDefaultCollectiveModelParams(const std::optional<CollectiveModelParams>& params) { g_profile_params = params; }
+
 CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& path,
                                   const NcclFeatures& features) {
-  static const CollectiveModelParams kDefaults{};
-  static const CollectiveModelParams kEfa = CollectiveModelParams::AwsEfa();
-  return EstimateCollective(op, size, path, features, features.aws_efa ? kEfa : kDefaults);
+  if (g_profile_params) return EstimateCollective(op, size, path, features, *g_profile_params);
+  return EstimateCollective(op, size, path, features, features.aws_efa ? kEfaParams : kDefaultParams);
 }
 
 CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& path,

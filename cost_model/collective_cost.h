@@ -148,6 +148,11 @@ CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& 
 CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& path,
                                   const NcclFeatures& features, const CollectiveModelParams& params);
 
+// The parameters the 4-argument EstimateCollective uses for every fabric (a
+// fitted --hw-profile); nullopt restores the presets (InfiniBand, AwsEfa by
+// features.aws_efa). Process-wide: set it once, before any thread estimates.
+void SetDefaultCollectiveModelParams(const std::optional<CollectiveModelParams>& params);
+
 // One (algorithm, protocol) pair forced, as NCCL_ALGO / NCCL_PROTO do; empty
 // when NCCL would not run it here (disabled feature, wrong op or placement).
 std::optional<CollectiveCost> EstimateCollectiveWith(CollectiveOp op, Bytes size, const GroupPath& path,
