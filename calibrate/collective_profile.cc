@@ -1,6 +1,7 @@
 #include "calibrate/collective_profile.h"
 
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -50,8 +51,13 @@ CollectiveProfile FromYaml(const YAML::Node& root, const std::string& file, int 
   for (const FitParameter& p : CollectiveFitParameters()) {
     if (!coll.Has(p.name)) continue;
     const double v = coll.Double(p.name);
-    if (!(v >= p.lo && v <= p.hi)) {
-      coll.AddIssue(p.name, StrCat(v, " is outside [", p.lo, ", ", p.hi, "]"));
+    // Physical validity, wider than the fit's search box.
+    const bool fraction = p.name == "nic_efficiency";
+    const double lo = p.name == "min_pipeline_chunks" ? 1.0 : 0.0;
+    const bool ok = std::isfinite(v) && v >= lo && (!fraction || (v > 0 && v <= 1)) &&
+                    (p.name != "net_chunk_bytes" || v > 0);
+    if (!ok) {
+      coll.AddIssue(p.name, StrCat(v, fraction ? " is not a fraction in (0, 1]" : StrCat(" must be >= ", lo)));
       continue;
     }
     p.set(out.params, v);

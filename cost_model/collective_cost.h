@@ -105,11 +105,11 @@ struct CollectiveModelParams {
   // chunk pipeline"). Across nodes NCCL moves each channel's data in chunks
   // of at most `net_chunk_bytes`; every chunk costs `net_chunk_latency` of
   // proxy post, completion poll and GPU flag on top of its wire time, and a
-  // chunk enters a pipeline of D stages (ring: every step of every loop, in
-  // lock-step; trees: 2 log2(nodes) network stages plus the NVLink stages) —
-  // so the number of chunks grows with size, the per-chunk cost caps large
-  // sizes below line rate, and mid sizes pay the fill of a pipeline that NCCL
-  // splits into at least `min_pipeline_chunks` chunks.
+  // chunk enters a pipeline of D stages (ring: its lock-step steps; trees:
+  // 2 log2(nodes) network stages plus the NVLink stages) — the number of
+  // chunks grows with size; in steady state the chunk cost overlaps the
+  // chunks in flight, so it and the fill of a pipeline that NCCL splits into
+  // at least `min_pipeline_chunks` chunks cost mid sizes, not large ones.
   // Cold values: 512 KiB = NCCL's Simple step (NCCL_BUFFSIZE 4 MiB /
   // NCCL_STEPS 8, src/include/device.h); 8 = NCCL_STEPS slots; 2 µs =
   // UNCERTAIN ibv_post_send + CQ poll + flag write on a GPUDirect RDMA path.
