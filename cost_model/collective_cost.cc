@@ -59,6 +59,10 @@ struct Shape {
   double net_scale = 1;      // × NCCL's NET hop constants
   double net_overhead_s = 0;
   double launch_s = 0;
+  // Chunk pipeline constants (CollectiveModelParams).
+  double chunk_alpha_s = 0;  // per-chunk cost
+  double chunk_wire_s = 0;   // one full chunk on one network channel
+  int tree_depth = 0;        // 2·ceil(log2 N) + 2 NVLink stages when g > 1
 };
 
 Shape MakeShape(const GroupPath& path, const NcclFeatures& f, const CollectiveModelParams& p) {
@@ -91,6 +95,9 @@ Shape MakeShape(const GroupPath& path, const NcclFeatures& f, const CollectiveMo
   s.net_scale = p.net_hop_latency_scale;
   s.net_overhead_s = p.net_overhead.si();
   s.launch_s = p.launch_per_gpu.si() * std::max(1, p.gpus_per_launch_thread);
+  s.chunk_alpha_s = p.net_chunk_latency.si();
+  s.chunk_wire_s = p.net_chunk_bytes.si() / (p.net_channel_bandwidth.si() * p.nic_efficiency);
+  s.tree_depth = 2 * std::max(1, FloorLog2(2 * s.nodes - 1)) + (s.g > 1 ? 2 : 0);
   return s;
 }
 
@@ -358,14 +365,12 @@ Candidate Evaluate(CollectiveOp op, double bytes, const GroupPath& path, const N
 // Pipeline depth D of a multi-node algorithm: the stages a chunk passes
 // through on the critical path (0: not pipelined over the network).
 int PipelineDepth(CollectiveOp op, CollectiveAlgo algo, const Shape& s) {
-  const int up_down = 2 * std::max(1, FloorLog2(2 * s.nodes - 1));   // 2·ceil(log2 N)
-  const int intra = s.g > 1 ? 2 : 0;
   switch (algo) {
     case CollectiveAlgo::kRing: return op == CollectiveOp::kAllReduce ? 2 * (s.n - 1) : s.n - 1;
     case CollectiveAlgo::kTree:
-    case CollectiveAlgo::kNvlsTree: return up_down + intra;
+    case CollectiveAlgo::kNvlsTree: return s.tree_depth;   // 2·ceil(log2 N) (+2 NVLink stages)
     case CollectiveAlgo::kNvls:
-    case CollectiveAlgo::kCollNet: return 2 + intra;
+    case CollectiveAlgo::kCollNet: return s.g > 1 ? 4 : 2;
     case CollectiveAlgo::kPat: return std::max(1, FloorLog2(2 * s.nodes - 1));
     case CollectiveAlgo::kDirect: return 1;
   }
@@ -380,8 +385,8 @@ Candidate WithChunkPipeline(Candidate c, CollectiveOp op, CollectiveAlgo algo, c
                             const CollectiveModelParams& p) {
   if (!c.ok || !s.multi) return c;
   const double t_bw = c.time_s - c.latency_s;
-  const double alpha = p.net_chunk_latency.si();
-  const double chunk_s = p.net_chunk_bytes.si() / (p.net_channel_bandwidth.si() * p.nic_efficiency);
+  const double alpha = s.chunk_alpha_s;
+  const double chunk_s = s.chunk_wire_s;
   const int d = PipelineDepth(op, algo, s);
   double extra;
   if (algo == CollectiveAlgo::kRing) {
@@ -572,8 +577,10 @@ CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& 
   int best_proto = static_cast<int>(Protocol::kSimple);
   for (int a = 0; a < kNumCollectiveAlgos; ++a) {
     for (int pr = 0; pr < kNumProtocols; ++pr) {
-      Candidate c = WithChunkPipeline(Evaluate(op, bytes, path, features, params, s, static_cast<CollectiveAlgo>(a), pr),
-                                      op, static_cast<CollectiveAlgo>(a), s, params);
+      Candidate c = Evaluate(op, bytes, path, features, params, s, static_cast<CollectiveAlgo>(a), pr);
+      // The pipeline only adds time: a candidate already slower cannot win.
+      if (!c.ok || (best.ok && c.time_s >= best.time_s)) continue;
+      c = WithChunkPipeline(c, op, static_cast<CollectiveAlgo>(a), s, params);
       if (c.ok && (!best.ok || c.time_s < best.time_s)) {   // ties keep the lower index
         best = c;
         best_algo = static_cast<CollectiveAlgo>(a);
