@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -80,11 +78,6 @@ AccuracyReport RunCollectiveAccuracy(const std::vector<AccuracyLog>& pool, const
         fit.push_back(RelativeError(c, report.pool_fit.params));
         loo.push_back(RelativeError(c, left_out[l.log.cluster]));
         cld.push_back(RelativeError(c, cold_p));
-        if (std::getenv("PARASIM_ACCURACY_DEBUG")) {
-          const CollectiveCost pc = PredictCase(c, report.pool_fit.params);
-          std::fprintf(stderr, "%s %.0f meas %.2f pred %.2f GB/s busbw %s/%s\n", l.log.log.c_str(), c.m.size.si(),
-                       c.m.busbw.si() / 1e9, pc.busbw.si() / 1e9, ToString(pc.algo), ToString(pc.protocol));
-        }
       }
       row.band[b] = {static_cast<int>(fit.size()), Median(fit), Median(loo), Median(cld)};
     }
