@@ -108,12 +108,9 @@ std::string CollectiveProfileToYaml(const CollectiveProfile& p) {
   return o.str();
 }
 
-void ApplyHwProfile(const std::string& path) {
-  if (path.empty()) {
-    SetDefaultCollectiveModelParams(std::nullopt);
-    return;
-  }
-  SetDefaultCollectiveModelParams(ReadCollectiveProfile(path).params);
+void AttachHwProfile(ClusterSpec& cluster, const std::string& path) {
+  if (path.empty()) return;
+  cluster.collective_params = ReadCollectiveProfile(path).params;
 }
 
 }  // namespace parasim::calibrate

@@ -33,8 +33,9 @@ CollectiveProfile ParseCollectiveProfile(const std::string& text, const std::str
 // Every fitted field, in the shortest text that reads back exactly.
 std::string CollectiveProfileToYaml(const CollectiveProfile& profile);
 
-// Reads the profile and makes its parameters the process-wide defaults of
-// EstimateCollective ("" restores the presets).
-void ApplyHwProfile(const std::string& path);
+// Reads the profile at `path` into cluster.collective_params, which every
+// evaluator of that cluster then prices its collectives with ("" leaves the
+// transport's preset).
+void AttachHwProfile(ClusterSpec& cluster, const std::string& path);
 
 }  // namespace parasim::calibrate

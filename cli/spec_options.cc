@@ -47,7 +47,7 @@ ClusterSpec SpecOptions::LoadClusterSpec() const {
   }
   RecordFileOrPreset("cluster", cluster, StrCat("clusters/", cluster, ".yaml"));
   RecordFileOrPreset("gpu_profile", c.gpu.file.empty() ? c.gpu.name : c.gpu.file, StrCat("gpus/", c.gpu.name, ".yaml"));
-  calibrate::ApplyHwProfile(!hw_profile.empty() ? hw_profile : c.hw_profile);
+  calibrate::AttachHwProfile(c, !hw_profile.empty() ? hw_profile : c.hw_profile);
   return c;
 }
 

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
+#include "core/collective_params.h"
 #include "core/gpu_profile.h"
 #include "core/units.h"
 
@@ -54,6 +56,10 @@ struct ClusterSpec {
   // resolved against the cluster file's folder; "" = none): --hw-profile
   // overrides it (calibrate/collective_profile.h).
   std::string hw_profile;
+  // That profile's parameters once read (calibrate::AttachHwProfile); nullopt
+  // = the transport's preset. Carried by value, so evaluators of clusters with
+  // different profiles run side by side (no process-wide state).
+  std::optional<CollectiveModelParams> collective_params;
 
   int TotalGpus() const { return gpus_per_node * nodes; }
 };

@@ -437,16 +437,6 @@ CollectiveCost ZeroCost(CollectiveOp op) {
 
 }  // namespace
 
-CollectiveModelParams CollectiveModelParams::AwsEfa() {
-  CollectiveModelParams p;
-  // Fitted to the HF ultrascale-playbook 256 MB AllGather/ReduceScatter sweep
-  // (H100, EFA, 2-64 nodes): see tests/cost_model/collective_fit_test.cc
-  // (plugin latency refitted with the network chunk pipeline: 10.7 -> 9.75 µs).
-  p.nic_efficiency = 0.782;
-  p.net_plugin_latency = Microseconds(9.75);
-  p.network_ll128 = false;
-  return p;
-}
 
 const char* ToString(CollectiveOp op) {
   switch (op) {
@@ -509,6 +499,7 @@ NcclFeatures NcclFeaturesFor(const ClusterSpec& cluster, int version) {
   f.collnet = cluster.inter_node.sharp;
   f.ll128 = true;
   f.aws_efa = cluster.inter_node.transport == NetworkTransport::kAwsEfa;
+  f.fitted = cluster.collective_params;
   return f;
 }
 
@@ -553,15 +544,11 @@ double BusBandwidthFactor(CollectiveOp op, int ranks) {
 namespace {
 const CollectiveModelParams kDefaultParams{};
 const CollectiveModelParams kEfaParams = CollectiveModelParams::AwsEfa();
-// A --hw-profile's parameters, replacing both presets (set before threads start).
-std::optional<CollectiveModelParams> g_profile_params;
 }  // namespace
-
-void SetDefaultCollectiveModelParams(const std::optional<CollectiveModelParams>& params) { g_profile_params = params; }
 
 CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& path,
                                   const NcclFeatures& features) {
-  if (g_profile_params) return EstimateCollective(op, size, path, features, *g_profile_params);
+  if (features.fitted) return EstimateCollective(op, size, path, features, *features.fitted);
   return EstimateCollective(op, size, path, features, features.aws_efa ? kEfaParams : kDefaultParams);
 }
 
