@@ -3,7 +3,7 @@
 set -euo pipefail
 
 pkgs=(g++ cmake ninja-build make libeigen3-dev libboost-graph-dev libyaml-cpp-dev
-      nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev)
+      nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev zlib1g-dev)
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "install-deps: this is not a Debian/Ubuntu machine (no dpkg/apt-get)." >&2
