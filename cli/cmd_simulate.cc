@@ -14,6 +14,7 @@
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/report_format.h"
+#include "simulator/schedule_export.h"
 #include "simulator/simulate.h"
 
 namespace parasim::cli {
@@ -57,6 +58,7 @@ const CommandRegistration kSimulate{
       auto trace = std::make_shared<std::string>();
       auto stragglers = std::make_shared<std::vector<std::string>>();
       auto background = std::make_shared<std::vector<std::string>>();
+      auto schedule = std::make_shared<std::string>();
       AddSpecOptions(cmd, *spec, /*need_batch=*/true);
       cmd.add_option("--config", *config,
                      "Parallel config \"dp=..,tp=..,pp=..,cp=..,ep=..,mbs=..,sharding=..,recompute=..,sp=..,vpp=..,"
@@ -71,8 +73,10 @@ const CommandRegistration kSimulate{
       cmd.add_option("--straggler", *stragglers, "A slow GPU, e.g. \"rank=17,slowdown=1.2\" (repeatable)");
       cmd.add_option("--background-load", *background,
                      "Other traffic on a link class (tier C), e.g. \"class=leaf-spine,fraction=0.3\" (repeatable)");
+      cmd.add_option("--export-schedule", *schedule,
+                     "Write the step's schedule as JSON for the CUDA reference step (calibrate step)");
       AddOutputOptions(cmd, *out);
-      return std::function<void()>([spec, out, config, fidelity, trace, stragglers, background] {
+      return std::function<void()>([spec, out, config, fidelity, trace, stragglers, background, schedule] {
         const ParallelConfig cfg = ParseParallelConfig(*config, "--config");
         const bool simulated = *fidelity != "analytical";
         if (!simulated && (!trace->empty() || !stragglers->empty() || !background->empty())) {
@@ -97,6 +101,12 @@ const CommandRegistration kSimulate{
           }
         } else {
           report = evaluator.Evaluate(cfg);
+        }
+        if (!schedule->empty()) {
+          OutputOptions schedule_out;
+          schedule_out.output_file = *schedule;
+          WriteOutput(schedule_out, simulator::ScheduleJson(evaluator.BuildWorkload(cfg), evaluator.model(),
+                                                            evaluator.job(), report));
         }
         switch (out->Parsed()) {
           case Format::kJson: {

@@ -257,7 +257,7 @@ void SyncAll(std::vector<Rank>& ranks, const std::vector<int>& members, bool gem
 }
 
 void LaunchAll(Op op, std::vector<Rank>& ranks, const std::vector<int>& members, const Group& g, const Counts& c,
-               bool in_place, int n) {
+               bool in_place, int /*n*/) {
   NCCL_CHECK(ncclGroupStart());
   for (size_t j = 0; j < members.size(); ++j) {
     BENCH_CUDA_CHECK(cudaSetDevice(ranks[members[j]].device));
