@@ -21,7 +21,7 @@ bool HasGzipMagic(const std::string& bytes) {
 // Inflates every gzip member in `bytes` (gzip files may be concatenated).
 std::string Inflate(const std::string& bytes, const std::string& path) {
   z_stream z{};
-  if (inflateInit2(&z, 15 + 16) != Z_OK) throw Error(path, "", "zlib could not start inflating");
+  if (inflateInit2(&z, 15 + 16) != Z_OK) throw InvalidInput(path, "", "zlib could not start inflating");
   std::string out;
   char buf[1 << 16];
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
@@ -42,7 +42,7 @@ std::string Inflate(const std::string& bytes, const std::string& path) {
   }
   inflateEnd(&z);
   if (rc != Z_STREAM_END) {
-    throw Error(path, "", "a truncated or corrupt gzip stream (zlib: " + std::string(z.msg ? z.msg : "unexpected end") + ")");
+    throw InvalidInput(path, "", "a truncated or corrupt gzip stream (zlib: " + std::string(z.msg ? z.msg : "unexpected end") + ")");
   }
   return out;
 }
@@ -60,7 +60,7 @@ bool GzipSupported() {
 
 std::string ReadMaybeGzipFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path, "", "cannot read the file");
+  if (!f) throw InvalidInput(path, "", "cannot read the file");
   std::ostringstream ss;
   ss << f.rdbuf();
   std::string bytes = ss.str();
@@ -68,7 +68,7 @@ std::string ReadMaybeGzipFile(const std::string& path) {
 #ifdef PARASIM_HAVE_ZLIB
   return Inflate(bytes, path);
 #else
-  throw Error(path, "", "a gzip file, and this build has no zlib (configure with zlib1g-dev); gunzip it first");
+  throw InvalidInput(path, "", "a gzip file, and this build has no zlib (configure with zlib1g-dev); gunzip it first");
 #endif
 }
 

@@ -15,13 +15,13 @@ using nlohmann::json;
 
 json ReadJson(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path, "", "cannot read the file");
+  if (!f) throw InvalidInput(path, "", "cannot read the file");
   std::ostringstream ss;
   ss << f.rdbuf();
   try {
     return json::parse(ss.str());
   } catch (const json::parse_error& e) {
-    throw Error(path, "", StrCat("not valid JSON: ", e.what()));
+    throw InvalidInput(path, "", StrCat("not valid JSON: ", e.what()));
   }
 }
 
@@ -31,30 +31,30 @@ class Reader {
   Reader(std::string file, std::string benchmark) : file_(std::move(file)), benchmark_(std::move(benchmark)) {}
 
   const json& Get(const json& obj, const std::string& key, const std::string& path) const {
-    if (!obj.is_object() || !obj.contains(key)) throw Error(file_, Join(path, key), "missing");
+    if (!obj.is_object() || !obj.contains(key)) throw InvalidInput(file_, Join(path, key), "missing");
     return obj.at(key);
   }
   double Number(const json& obj, const std::string& key, const std::string& path, bool positive = false) const {
     const json& v = Get(obj, key, path);
-    if (!v.is_number()) throw Error(file_, Join(path, key), "must be a number");
+    if (!v.is_number()) throw InvalidInput(file_, Join(path, key), "must be a number");
     const double d = v.get<double>();
     if (!std::isfinite(d) || d < 0 || (positive && d == 0))
-      throw Error(file_, Join(path, key), StrCat("'", d, "' must be ", positive ? "positive" : "non-negative"));
+      throw InvalidInput(file_, Join(path, key), StrCat("'", d, "' must be ", positive ? "positive" : "non-negative"));
     return d;
   }
   std::string String(const json& obj, const std::string& key, const std::string& path) const {
     const json& v = Get(obj, key, path);
-    if (!v.is_string()) throw Error(file_, Join(path, key), "must be a string");
+    if (!v.is_string()) throw InvalidInput(file_, Join(path, key), "must be a string");
     return v.get<std::string>();
   }
   const json& Array(const json& obj, const std::string& key) const {
     const json& v = Get(obj, key, "");
-    if (!v.is_array()) throw Error(file_, key, "must be an array");
+    if (!v.is_array()) throw InvalidInput(file_, key, "must be an array");
     return v;
   }
   void CheckBenchmark(const json& doc) const {
     const std::string b = String(doc, "benchmark", "");
-    if (b != benchmark_) throw Error(file_, "benchmark", StrCat("'", b, "' is not '", benchmark_, "'"));
+    if (b != benchmark_) throw InvalidInput(file_, "benchmark", StrCat("'", b, "' is not '", benchmark_, "'"));
   }
   std::string Device(const json& doc) const { return String(Get(doc, "device", ""), "name", "device"); }
   const std::string& file() const { return file_; }
@@ -100,7 +100,7 @@ GemmSweep LoadGemmSweep(const std::string& path) {
     s.time = Seconds(r.Number(row, "time_s", at, true));
     out.samples.push_back(std::move(s));
   }
-  if (out.samples.empty()) throw Error(path, "results", "no GEMM rows");
+  if (out.samples.empty()) throw InvalidInput(path, "results", "no GEMM rows");
   return out;
 }
 
@@ -122,7 +122,7 @@ BandwidthSweep LoadBandwidthSweep(const std::string& path) {
     s.time = Seconds(r.Number(rows[i], "time_s", at, true));
     out.samples.push_back(std::move(s));
   }
-  if (out.samples.empty()) throw Error(path, "results", "no bandwidth rows");
+  if (out.samples.empty()) throw InvalidInput(path, "results", "no bandwidth rows");
   return out;
 }
 
@@ -168,7 +168,7 @@ PowerStates LoadPowerStates(const std::string& path) {
 
 MicrobenchData LoadMicrobenchDir(const std::string& dir) {
   namespace fs = std::filesystem;
-  if (!fs::is_directory(dir)) throw Error(dir, "--measurements", "not a directory");
+  if (!fs::is_directory(dir)) throw InvalidInput(dir, "--measurements", "not a directory");
   MicrobenchData d;
   auto file = [&](const char* name) -> std::optional<std::string> {
     const fs::path p = fs::path(dir) / name;
@@ -200,7 +200,7 @@ MicrobenchData LoadMicrobenchDir(const std::string& dir) {
     note(d.power->device, "");
   }
   if (!d.gemm && !d.gemm_sustained && !d.hbm && !d.launch && !d.power)
-    throw Error(dir, "--measurements",
+    throw InvalidInput(dir, "--measurements",
                 "holds none of gemm_sweep.json, gemm_sweep_sustained.json, hbm_bandwidth.json, "
                 "launch_overhead.json, power_states.json");
   return d;

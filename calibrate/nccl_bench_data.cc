@@ -21,13 +21,13 @@ std::string NcclTestsName(const std::string& op) {
 }
 
 const Json& Field(const Json& j, const std::string& key, const std::string& file, const std::string& path) {
-  if (!j.is_object() || !j.contains(key)) throw Error(file, path + key, "missing");
+  if (!j.is_object() || !j.contains(key)) throw InvalidInput(file, path + key, "missing");
   return j.at(key);
 }
 
 double NonNegative(const Json& j, const std::string& key, const std::string& file, const std::string& path) {
   const Json& v = Field(j, key, file, path);
-  if (!v.is_number() || v.get<double>() < 0) throw Error(file, path + key, "expected a number >= 0");
+  if (!v.is_number() || v.get<double>() < 0) throw InvalidInput(file, path + key, "expected a number >= 0");
   return v.get<double>();
 }
 
@@ -50,7 +50,7 @@ NcclBenchTable Table(const Json& t, const NcclBenchRun& run, const std::string& 
   out.table.ranks = static_cast<int>(NonNegative(t, "group_ranks", file, path));
   out.table.nccl_version = run.nccl_version;
   const Json& rows = Field(t, "rows", file, path);
-  if (!rows.is_array()) throw Error(file, path + "rows", "expected an array");
+  if (!rows.is_array()) throw InvalidInput(file, path + "rows", "expected an array");
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string rp = path + "rows[" + std::to_string(i) + "].";
     NcclTestsRow r;
@@ -68,7 +68,7 @@ NcclBenchTable Table(const Json& t, const NcclBenchRun& run, const std::string& 
 
 std::string ReadText(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path, "", "cannot read the file");
+  if (!f) throw InvalidInput(path, "", "cannot read the file");
   std::ostringstream ss;
   ss << f.rdbuf();
   return ss.str();
@@ -81,10 +81,10 @@ NcclBenchRun ParseNcclBenchJson(std::string_view text, const std::string& file) 
   try {
     j = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw Error(file, "", std::string("invalid JSON: ") + e.what());
+    throw InvalidInput(file, "", std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object() || j.value("kind", "") != "nccl_bench") {
-    throw Error(file, "kind", "expected \"nccl_bench\" (the JSON of calibrate/cuda/nccl_bench.cu)");
+    throw InvalidInput(file, "kind", "expected \"nccl_bench\" (the JSON of calibrate/cuda/nccl_bench.cu)");
   }
   try {
     NcclBenchRun run;
@@ -104,7 +104,7 @@ NcclBenchRun ParseNcclBenchJson(std::string_view text, const std::string& file) 
     }
     return run;
   } catch (const Json::type_error& e) {
-    throw Error(file, "", std::string("a field has the wrong type: ") + e.what());
+    throw InvalidInput(file, "", std::string("a field has the wrong type: ") + e.what());
   }
 }
 

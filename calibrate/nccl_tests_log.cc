@@ -217,13 +217,13 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
   std::vector<NcclTestsTable> out;
   for (auto& t : tables)
     if (!t.rows.empty()) out.push_back(std::move(t));
-  if (out.empty()) throw Error(file, "", "no nccl-tests results table found (expected rows of 'size count type redop root time algbw busbw #wrong ...')");
+  if (out.empty()) throw InvalidInput(file, "", "no nccl-tests results table found (expected rows of 'size count type redop root time algbw busbw #wrong ...')");
   return out;
 }
 
 std::vector<NcclTestsTable> LoadNcclTestsLog(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path, "", "cannot read the file");
+  if (!f) throw InvalidInput(path, "", "cannot read the file");
   std::ostringstream ss;
   ss << f.rdbuf();
   return ParseNcclTestsLog(ss.str(), path);

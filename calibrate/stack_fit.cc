@@ -66,22 +66,22 @@ void CheckMeasured(const MeasuredStep& m) {
       {"memory_bound", m.memory_bound_s}, {"optimizer", m.optimizer_s}, {"comm", m.comm_s},
       {"exposed_comm", m.exposed_comm_s}, {"idle", m.idle_s}, {"compute_kernels", m.compute_kernels}};
   for (const auto& [name, v] : fields)
-    if (!std::isfinite(v) || v < 0) throw Error(file, name, StrCat("must be finite and >= 0, got ", v));
-  if (m.step_s <= 0) throw Error(file, "step", "no GPU time in the step: nothing to fit");
+    if (!std::isfinite(v) || v < 0) throw InvalidInput(file, name, StrCat("must be finite and >= 0, got ", v));
+  if (m.step_s <= 0) throw InvalidInput(file, "step", "no GPU time in the step: nothing to fit");
 }
 
 }  // namespace
 
 MeasuredStep MeasuredStepFromTrace(const StepTraceSummary& trace, std::optional<int> device) {
   if (trace.format != TraceFormat::kKineto)
-    throw Error(trace.file, "format",
+    throw InvalidInput(trace.file, "format",
                 "a parasim timeline holds fused blocks, not kernels: fit a stack to a profiler (Kineto) trace of a real "
                 "step");
   const DeviceStep* d = nullptr;
   for (const DeviceStep& e : trace.mean.devices)
     if (!d && (!device || e.device == *device)) d = &e;
   if (d == nullptr)
-    throw Error(trace.file, "device",
+    throw InvalidInput(trace.file, "device",
                 device ? StrCat("no GPU work on device ", *device, " in the selected steps")
                        : std::string("no GPU work in the selected steps"));
   auto cls = [&](KernelClass c) -> const ClassTime& { return d->by_class[static_cast<int>(c)]; };
@@ -121,7 +121,7 @@ StackFit FitStackToStep(const ModelSpec& model, const ClusterSpec& cluster, cons
   CheckMeasured(measured);
   const Report before = EvaluateWith(model, cluster, job, config, base);
   if (!before.feasible)
-    throw Error(measured.source, "config",
+    throw InvalidInput(measured.source, "config",
                 StrCat(config.ToString(), " is infeasible for stack '", base.name, "': ", before.infeasible_reason));
   const ClassTimes p = Predicted(before);
   const std::string trace = measured.source.empty() ? std::string("the measured step") : measured.source;

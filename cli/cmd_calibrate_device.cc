@@ -38,14 +38,14 @@ std::vector<std::string> SplitComma(const std::string& s) {
 
 void CheckMembers(const std::string& list, const std::vector<std::string>& allowed, const std::string& flag) {
   const std::vector<std::string> items = SplitComma(list);
-  if (items.empty()) throw Error("", flag, "is empty");
+  if (items.empty()) throw InvalidInput("", flag, "is empty");
   for (const std::string& item : items) {
     bool ok = false;
     for (const std::string& a : allowed) ok = ok || item == a;
     if (!ok) {
       std::string names;
       for (const std::string& a : allowed) names += (names.empty() ? "" : ", ") + a;
-      throw Error("", flag, "'" + item + "' is not one of: " + names);
+      throw InvalidInput("", flag, "'" + item + "' is not one of: " + names);
     }
   }
 }
@@ -82,14 +82,14 @@ int RunProgram(const std::vector<std::string>& argv, const std::vector<std::pair
 void CheckExit(int status, const std::string& program) {
   if (status == 0) return;
   if (status == 3) throw EnvironmentError(program + " found no usable GPU (no CUDA device, or a CUDA/NCCL error)");
-  if (status == 2) throw Error("", program, "rejected its arguments (see its message above)");
+  if (status == 2) throw InvalidInput("", program, "rejected its arguments (see its message above)");
   if (status == 127) throw EnvironmentError(program + " could not be started");
   throw InternalError(program + " failed with exit code " + std::to_string(status));
 }
 
 void RequireCudaBuild() {
 #ifndef PARASIM_HAVE_CUDA
-  throw Error("", "calibrate", kNoCuda);
+  throw InvalidInput("", "calibrate", kNoCuda);
 #endif
 }
 
@@ -129,7 +129,7 @@ void RunReferenceStep(const StepOptions& o, const SpecOptions& spec) {
   RequireCudaBuild();
   std::string schedule = o.schedule;
   if (schedule.empty()) {
-    if (o.config.empty()) throw Error("", "--config", "give --config (with the model and cluster) or --schedule FILE");
+    if (o.config.empty()) throw InvalidInput("", "--config", "give --config (with the model and cluster) or --schedule FILE");
     const ParallelConfig cfg = ParseParallelConfig(o.config, "--config");
     const AnalyticalEvaluator evaluator(spec.LoadModelSpec(), spec.LoadClusterSpec(), spec.LoadJobSpec());
     OutputOptions sched_out;
@@ -171,9 +171,9 @@ std::vector<std::string> NcclBenchArgs(const NcclBenchOptions& o, const std::str
     const std::vector<std::string> mnk = SplitComma(o.gemm);
     bool ok = mnk.size() == 3;
     for (const std::string& v : mnk) ok = ok && !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
-    if (!ok) throw Error("", "--gemm", "'" + o.gemm + "' is not M,N,K (three positive integers)");
+    if (!ok) throw InvalidInput("", "--gemm", "'" + o.gemm + "' is not M,N,K (three positive integers)");
   }
-  if (o.out.empty()) throw Error("", "--out", "is empty");
+  if (o.out.empty()) throw InvalidInput("", "--out", "is empty");
   std::vector<std::string> argv;
   if (o.mpi_ranks > 0) argv = {"mpirun", "-np", std::to_string(o.mpi_ranks)};
   argv.insert(argv.end(), {program, "-b", o.min_bytes, "-e", o.max_bytes, "-f", o.factor, "-w",

@@ -31,7 +31,7 @@ Bytes ParseSize(const std::string& text, const std::string& where) {
     std::string digits = mult > 1.0 ? t.substr(0, t.size() - 1) : t;
     if (!digits.empty() && digits.find_first_not_of("0123456789.") == std::string::npos) {
       double v = std::stod(digits) * mult;
-      if (v < 0 || !std::isfinite(v)) throw Error("", where, StrCat("'", text, "' is not a size"));
+      if (v < 0 || !std::isfinite(v)) throw InvalidInput("", where, StrCat("'", text, "' is not a size"));
       return Bytes(std::floor(v));
     }
   }
@@ -58,12 +58,12 @@ std::vector<double> Sizes(const Options& o) {
   std::vector<std::string> parts;
   std::stringstream ss(o.sweep);
   for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
-  if (parts.size() < 2 || parts.size() > 3) throw Error("", "--sweep", "expected MIN:MAX or MIN:MAX:FACTOR");
+  if (parts.size() < 2 || parts.size() > 3) throw InvalidInput("", "--sweep", "expected MIN:MAX or MIN:MAX:FACTOR");
   double lo = ParseSize(parts[0], "--sweep").si();
   double hi = ParseSize(parts[1], "--sweep").si();
   double factor = parts.size() == 3 ? std::stod(parts[2]) : 2.0;
-  if (lo <= 0 || hi < lo) throw Error("", "--sweep", StrCat("'", o.sweep, "': need 0 < MIN <= MAX"));
-  if (!(factor > 1.0)) throw Error("", "--sweep", "the factor must be > 1");
+  if (lo <= 0 || hi < lo) throw InvalidInput("", "--sweep", StrCat("'", o.sweep, "': need 0 < MIN <= MAX"));
+  if (!(factor > 1.0)) throw InvalidInput("", "--sweep", "the factor must be > 1");
   std::vector<double> v;
   for (double s = lo; s <= hi * (1 + 1e-12) && v.size() < 4096; s *= factor) v.push_back(std::floor(s));
   return v;
@@ -72,7 +72,7 @@ std::vector<double> Sizes(const Options& o) {
 CollectiveAlgo ParseAlgo(const std::string& s) {
   for (int a = 0; a < kNumCollectiveAlgos; ++a)
     if (s == ToString(static_cast<CollectiveAlgo>(a))) return static_cast<CollectiveAlgo>(a);
-  throw Error("", "--algo", StrCat("unknown algorithm '", s, "' (ring, tree, nvls, nvlstree, collnet, pat, direct)"));
+  throw InvalidInput("", "--algo", StrCat("unknown algorithm '", s, "' (ring, tree, nvls, nvlstree, collnet, pat, direct)"));
 }
 
 Protocol ParseProto(const std::string& s) {
@@ -81,7 +81,7 @@ Protocol ParseProto(const std::string& s) {
   if (u == "LL") return Protocol::kLL;
   if (u == "LL128") return Protocol::kLL128;
   if (u == "SIMPLE") return Protocol::kSimple;
-  throw Error("", "--proto", StrCat("unknown protocol '", s, "' (LL, LL128, Simple)"));
+  throw InvalidInput("", "--proto", StrCat("unknown protocol '", s, "' (LL, LL128, Simple)"));
 }
 
 std::string Fixed(double v, int prec) {
@@ -94,16 +94,16 @@ void Run(const Options& o, const OutputOptions& out) {
   const CollectiveOp op = ParseCollectiveOp(o.op, "--op");
   ClusterSpec base = LoadCluster(o.cluster);
   const int gpn = base.gpus_per_node;
-  if (o.nodes < 0) throw Error("", "--nodes", StrCat(o.nodes, " is not a node count"));
+  if (o.nodes < 0) throw InvalidInput("", "--nodes", StrCat(o.nodes, " is not a node count"));
   int ranks = o.ranks;
   if (ranks == 0) ranks = o.nodes > 0 ? (o.per_node ? o.nodes : o.nodes * gpn) : (o.per_node ? base.nodes : gpn);
-  if (ranks < 1) throw Error("", "--ranks", StrCat(ranks, " is not a rank count"));
-  if (o.gpus_per_thread < 1) throw Error("", "--gpus-per-thread", "must be >= 1");
+  if (ranks < 1) throw InvalidInput("", "--ranks", StrCat(ranks, " is not a rank count"));
+  if (o.gpus_per_thread < 1) throw InvalidInput("", "--gpus-per-thread", "must be >= 1");
 
   // Place the ranks as the dp group of a cluster just big enough for them.
   int nodes = o.per_node ? ranks : (ranks + gpn - 1) / gpn;
   if (o.nodes > 0 && o.nodes < nodes)
-    throw Error("", "--nodes", StrCat(ranks, " ranks need ", nodes, " nodes of ", gpn, " GPUs"));
+    throw InvalidInput("", "--nodes", StrCat(ranks, " ranks need ", nodes, " nodes of ", gpn, " GPUs"));
   ClusterSpec cluster = LoadCluster(o.cluster, nodes);
   ParallelConfig config;
   config.dp = ranks;
@@ -112,7 +112,7 @@ void Run(const Options& o, const OutputOptions& out) {
   } else {
     int world = nodes * gpn;
     if (world % ranks != 0)
-      throw Error("", "--ranks", StrCat(ranks, " ranks do not tile ", nodes, " nodes of ", gpn,
+      throw InvalidInput("", "--ranks", StrCat(ranks, " ranks do not tile ", nodes, " nodes of ", gpn,
                                         " GPUs; use a divisor or multiple of ", gpn, ", or --per-node"));
     config.pp = world / ranks;
   }
@@ -125,7 +125,7 @@ void Run(const Options& o, const OutputOptions& out) {
                              : cluster.inter_node.transport == NetworkTransport::kAwsEfa ? "efa" : "ib";
   CollectiveModelParams params;
   if (fabric == "efa") params = CollectiveModelParams::AwsEfa();
-  else if (fabric != "ib") throw Error("", "--fabric", StrCat("unknown fabric '", fabric, "' (ib, efa)"));
+  else if (fabric != "ib") throw InvalidInput("", "--fabric", StrCat("unknown fabric '", fabric, "' (ib, efa)"));
   params.gpus_per_launch_thread = o.gpus_per_thread;
 
   nlohmann::ordered_json j;
@@ -151,7 +151,7 @@ void Run(const Options& o, const OutputOptions& out) {
         if (r && (!best || r->time < best->time)) best = r;
       }
       if (!best)
-        throw Error("", "--algo", StrCat(ToString(a), (o.proto.empty() ? "" : "/" + o.proto),
+        throw InvalidInput("", "--algo", StrCat(ToString(a), (o.proto.empty() ? "" : "/" + o.proto),
                                          " is not available for ", ToString(op), " on this group"));
       c = *best;
     } else {

@@ -34,6 +34,13 @@ void RunPlanCommand(const PlanFlags& f) {
 
   const AnalyticalEvaluator evaluator(model, cluster, job);
   const planner::PlanResult result = planner::RunPlan(evaluator, options);
+  if (result.plans.empty()) {
+    // A valid request with no answer (exit 3): why each candidate was pruned.
+    std::vector<std::string> reasons;
+    for (const auto& [reason, count] : result.rejected) reasons.push_back(StrCat(reason, ": ", count, " configs"));
+    throw NoAnswer(StrCat("no feasible plan among ", result.searched, " configs searched on ", result.gpus, " GPUs"),
+                   reasons);
+  }
 
   planner::PlanExtras extras;
   if (f.explain && !result.plans.empty()) {

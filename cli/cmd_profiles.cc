@@ -170,7 +170,7 @@ const CommandRegistration kProfiles{
                               try {
                                 LoadGpuProfile(*name);
                                 return true;
-                              } catch (const Error&) {
+                              } catch (const InvalidInput&) {
                                 return false;
                               }
                             }());

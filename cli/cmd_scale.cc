@@ -43,10 +43,10 @@ std::vector<int> ParseGpuList(const std::string& text) {
       if (used != item.size() || v < 1 || v > (1 << 24)) throw std::invalid_argument(item);
       out.push_back(static_cast<int>(v));
     } catch (const std::exception&) {
-      throw Error("", "--gpus", StrCat("'", item, "' is not a positive GPU count (expected a list like 8,16,32)"));
+      throw InvalidInput("", "--gpus", StrCat("'", item, "' is not a positive GPU count (expected a list like 8,16,32)"));
     }
   }
-  if (out.empty()) throw Error("", "--gpus", "give at least one GPU count");
+  if (out.empty()) throw InvalidInput("", "--gpus", "give at least one GPU count");
   return out;
 }
 

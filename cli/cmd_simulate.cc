@@ -80,7 +80,7 @@ const CommandRegistration kSimulate{
         const ParallelConfig cfg = ParseParallelConfig(*config, "--config");
         const bool simulated = *fidelity != "analytical";
         if (!simulated && (!trace->empty() || !stragglers->empty() || !background->empty())) {
-          throw Error("", "--fidelity", "--trace, --straggler and --background-load need --fidelity simulated or full");
+          throw InvalidInput("", "--fidelity", "--trace, --straggler and --background-load need --fidelity simulated or full");
         }
         simulator::SimulationOptions options;
         options.fidelity = *fidelity == "full" ? Fidelity::kFull : Fidelity::kSimulated;
@@ -88,6 +88,10 @@ const CommandRegistration kSimulate{
         for (const std::string& b : *background) options.background.push_back(simulator::ParseBackgroundLoad(b));
         options.trace = !trace->empty();
         const AnalyticalEvaluator evaluator(spec->LoadModelSpec(), spec->LoadClusterSpec(), spec->LoadJobSpec());
+        // A malformed config is bad input (exit 2); one that does not fit is a report (fits: false, exit 0).
+        std::vector<Issue> issues = cfg.Validate(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus());
+        for (Issue& issue : issues) issue.file = "--config";
+        if (!issues.empty()) throw InvalidInput(std::move(issues));
         Report report;
         std::vector<simulator::RankResult> ranks;
         if (simulated) {

@@ -1,7 +1,8 @@
 // `parasim validate [--only F1,F2,T1]`: every row of the seed findings, run
 // from its inputs; published vs predicted, the band, PASS or FAIL; then
 // Megatron-LM's Table 1 (T1, planner/published_runs.h) with each run's error.
-// Exit code 0 even when rows fail: the report is the result.
+// The report is written whole; then exit 4 when any row failed (docs/exit-codes.md),
+// so scripts tell "the model disagrees with the paper" from a crash.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/exit_codes.h"
 #include "core/error.h"
 #include "planner/published_runs.h"
 #include "planner/validation.h"
@@ -99,6 +101,12 @@ nlohmann::ordered_json Table1Json(const std::vector<planner::PublishedRunResult>
   return j;
 }
 
+void ExitOnFailedRows(const std::vector<planner::FindingResult>& rows, const planner::PublishedRunSummary& table1,
+                      bool ran_table1) {
+  const bool finding_failed = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return !r.pass; });
+  if (finding_failed || (ran_table1 && !table1.pass)) throw ExitWith{kExitFindingFailed};
+}
+
 void RunValidateCommand(const ValidateFlags& f) {
   // --only: F ids go to the findings, T1 selects Table 1; without --only both
   // run (Table 1 unless --no-published).
@@ -109,7 +117,7 @@ void RunValidateCommand(const ValidateFlags& f) {
   const std::vector<std::string> finding_ids = planner::FindingIds();
   for (const std::string& id : only) {
     if (std::find(finding_ids.begin(), finding_ids.end(), id) == finding_ids.end()) {
-      throw Error("", "--only", StrCat("unknown row '", id, "' (valid: F1 ... F12, ", kTable1Id, ")"));
+      throw InvalidInput("", "--only", StrCat("unknown row '", id, "' (valid: F1 ... F12, ", kTable1Id, ")"));
     }
   }
   const bool run_findings = all || !only.empty();
@@ -152,6 +160,7 @@ void RunValidateCommand(const ValidateFlags& f) {
     j["rows"] = arr;
     if (run_table1) j["megatron_table1"] = Table1Json(table1, table1_summary);
     WriteOutput(f.out, j.dump(2) + "\n");
+    ExitOnFailedRows(rows, table1_summary, run_table1);
     return;
   }
   std::string text;
@@ -169,6 +178,7 @@ void RunValidateCommand(const ValidateFlags& f) {
   if (run_findings) text += StrCat("\n", passed, " of ", rows.size(), " rows pass\n");
   if (run_table1) text += StrCat(run_findings ? "\n" : "", Table1Text(table1, table1_summary, f.details));
   WriteOutput(f.out, text);
+  ExitOnFailedRows(rows, table1_summary, run_table1);
 }
 
 const CommandRegistration kValidate{

@@ -1,5 +1,5 @@
-// parasim: dispatches to the registered subcommands and maps failures to exit
-// codes (0 ok, 2 bad input, 3 environment failure, 1 internal failure). The only place that prints.
+// parasim: dispatches to the registered subcommands and maps failures to the
+// exit codes of docs/exit-codes.md (cli/exit_codes.h). The only place that prints.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -8,7 +8,8 @@
 #include <map>
 
 #include "cli/command.h"
-#include "core/check.h"
+#include "cli/exit_codes.h"
+#include "cli/provenance.h"
 #include "core/error.h"
 
 namespace parasim::cli {
@@ -35,7 +36,16 @@ void AddOutputOptions(CLI::App& cmd, OutputOptions& out, bool csv_allowed) {
   cmd.add_option("-o,--output", out.output_file, "Write to FILE (whole or not at all) instead of stdout");
 }
 
-void WriteOutput(const OutputOptions& out, const std::string& text) {
+namespace {
+// A JSON report (an object) begins with its provenance (cli/provenance.h).
+std::string WithProvenance(const OutputOptions& out, const std::string& text) {
+  if (out.Parsed() != Format::kJson || text.rfind("{\n", 0) != 0) return text;
+  return "{\n" + ProvenanceMembers() + ",\n" + text.substr(2);
+}
+}  // namespace
+
+void WriteOutput(const OutputOptions& out, const std::string& report) {
+  const std::string text = WithProvenance(out, report);
   if (out.output_file.empty()) {
     std::cout << text;
     std::cout.flush();
@@ -47,21 +57,21 @@ void WriteOutput(const OutputOptions& out, const std::string& text) {
   tmp += ".parasim-tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error(out.output_file, "-o", "cannot open for writing");
+    if (!f) throw InvalidInput(out.output_file, "-o", "cannot open for writing");
     f << text;
     f.flush();
     if (!f) {
       f.close();
       std::error_code ec;
       fs::remove(tmp, ec);
-      throw Error(out.output_file, "-o", "write failed");
+      throw InvalidInput(out.output_file, "-o", "write failed");
     }
   }
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) {
     fs::remove(tmp, ec);
-    throw Error(out.output_file, "-o", "cannot move the finished file into place");
+    throw InvalidInput(out.output_file, "-o", "cannot move the finished file into place");
   }
 }
 
@@ -71,7 +81,7 @@ int main(int argc, char** argv) {
   using namespace parasim;
   CLI::App app{"parasim: plan and predict LLM training parallelism on GPU clusters"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "parasim 0.1.0");
+  app.set_version_flag("--version", StrCat("parasim ", ParasimVersion()));
 
   auto& registry = cli::Registry();
   std::sort(registry.begin(), registry.end(),
@@ -86,25 +96,22 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : 2;  // a bad flag or value is bad input
+    return code == 0 ? cli::kExitOk : cli::kExitBadInput;  // a bad flag or value is bad input
   }
 
   try {
     for (auto& [sub, action] : actions) {
       if (sub->parsed()) action();
     }
-  } catch (const Error& e) {
-    std::cerr << "parasim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const EnvironmentError& e) {
-    std::cerr << "parasim: error: " << e.what() << "\n";
-    return 3;
-  } catch (const InternalError& e) {
-    std::cerr << "parasim: internal error: " << e.what() << "\n";
-    return 1;
+  } catch (const cli::ExitWith& e) {   // a command that ran and reports through its exit code
+    return e.code;
   } catch (const std::exception& e) {
-    std::cerr << "parasim: internal error: " << e.what() << "\n";
-    return 1;
+    const int code = cli::ExitCodeOf(e);
+    const char* what = code == cli::kExitInternal                ? "internal error"
+                       : dynamic_cast<const NoAnswer*>(&e) != nullptr ? "no answer"
+                                                                      : "error";
+    std::cerr << "parasim: " << what << ": " << e.what() << "\n";
+    return code;
   }
   return 0;
 }

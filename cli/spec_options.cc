@@ -1,8 +1,11 @@
 #include "cli/spec_options.h"
 
+#include "cli/provenance.h"
 #include "core/error.h"
 #include "core/loaders.h"
 #include "cost_model/software_stack.h"
+#include "cost_model/software_stack_io.h"
+#include "core/sha256.h"
 
 namespace parasim::cli {
 
@@ -21,20 +24,26 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
   cmd.add_option("--job", spec.job_file, "Job YAML (global_batch, seq_len, precision, stack); flags override it");
 }
 
-ModelSpec SpecOptions::LoadModelSpec() const { return LoadModel(model); }
+ModelSpec SpecOptions::LoadModelSpec() const {
+  ModelSpec m = LoadModel(model);
+  RecordFileOrPreset("model", model, "");
+  return m;
+}
 
 ClusterSpec SpecOptions::LoadClusterSpec() const {
-  if (nodes < 0) throw Error("", "--nodes", StrCat(nodes, " is not a positive node count"));
-  if (gpus < 0) throw Error("", "--gpus", StrCat(gpus, " is not a positive GPU count"));
-  if (nodes > 0 && gpus > 0) throw Error("", "--gpus", "give --nodes or --gpus, not both");
+  if (nodes < 0) throw InvalidInput("", "--nodes", StrCat(nodes, " is not a positive node count"));
+  if (gpus < 0) throw InvalidInput("", "--gpus", StrCat(gpus, " is not a positive GPU count"));
+  if (nodes > 0 && gpus > 0) throw InvalidInput("", "--gpus", "give --nodes or --gpus, not both");
   ClusterSpec c = LoadCluster(cluster, nodes);
   if (gpus > 0) {
     if (gpus % c.gpus_per_node != 0) {
-      throw Error("", "--gpus",
+      throw InvalidInput("", "--gpus",
                   StrCat(gpus, " is not a multiple of the ", c.gpus_per_node, " GPUs per node of ", c.name));
     }
     c = LoadCluster(cluster, gpus / c.gpus_per_node);
   }
+  RecordFileOrPreset("cluster", cluster, StrCat("clusters/", cluster, ".yaml"));
+  RecordFileOrPreset("gpu_profile", c.gpu.file.empty() ? c.gpu.name : c.gpu.file, StrCat("gpus/", c.gpu.name, ".yaml"));
   return c;
 }
 
@@ -45,10 +54,16 @@ JobSpec SpecOptions::LoadJobSpec() const {
   if (seq_len != 4096 || job_file.empty()) job.seq_len = seq_len;
   if (!stack.empty()) job.stack = stack;
   if (job.global_batch <= 0) {
-    throw Error("", "--global-batch", StrCat(job.global_batch, " is not a positive number of sequences"));
+    throw InvalidInput("", "--global-batch", StrCat(job.global_batch, " is not a positive number of sequences"));
   }
-  if (job.seq_len <= 0) throw Error("", "--seq-len", StrCat(job.seq_len, " is not a positive number of tokens"));
-  LoadSoftwareStack(job.stack);  // a bad stack name or file stops here, before any work
+  if (job.seq_len <= 0) throw InvalidInput("", "--seq-len", StrCat(job.seq_len, " is not a positive number of tokens"));
+  const SoftwareStack loaded = LoadSoftwareStack(job.stack);  // a bad stack name or file stops here
+  if (IsSoftwareStackPath(job.stack)) {
+    RecordFileOrPreset("stack", job.stack, "");
+  } else {   // a preset: the hash of its complete stack file
+    RecordInput({"stack", loaded.name, Sha256Hex(SoftwareStackToYaml(loaded, {}, loaded.name))});
+  }
+  if (!job_file.empty()) RecordFileOrPreset("job", job_file, "");
   return job;
 }
 

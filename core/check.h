@@ -6,12 +6,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/error.h"
+
 namespace parasim {
 
 // Thrown when an internal invariant fails: a bug, reported as exit code 1.
-class InternalError : public std::logic_error {
+class InternalError : public Error {
  public:
-  using std::logic_error::logic_error;
+  using Error::Error;
 };
 
 namespace detail {

@@ -25,9 +25,20 @@ std::string Join(const std::vector<Issue>& issues) {
 }
 }  // namespace
 
-Error::Error(std::vector<Issue> issues) : std::runtime_error(Join(issues)), issues_(std::move(issues)) {}
+InvalidInput::InvalidInput(std::vector<Issue> issues) : Error(Join(issues)), issues_(std::move(issues)) {}
 
-Error::Error(std::string file, std::string key, std::string message)
-    : Error(std::vector<Issue>{Issue{std::move(file), std::move(key), 0, 0, std::move(message)}}) {}
+InvalidInput::InvalidInput(std::string file, std::string key, std::string message)
+    : InvalidInput(std::vector<Issue>{Issue{std::move(file), std::move(key), 0, 0, std::move(message)}}) {}
+
+namespace {
+std::string JoinReasons(const std::string& summary, const std::vector<std::string>& reasons) {
+  std::string out = summary;
+  for (const std::string& r : reasons) out += "\n  " + r;
+  return out;
+}
+}  // namespace
+
+NoAnswer::NoAnswer(std::string summary, std::vector<std::string> reasons)
+    : Error(JoinReasons(summary, reasons)), reasons_(std::move(reasons)) {}
 
 }  // namespace parasim

@@ -59,7 +59,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "", "cannot open file");
+  if (!in) throw InvalidInput(path, "", "cannot open file");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -292,9 +292,9 @@ ModelSpec LoadHuggingFaceConfig(const std::string& path) {
         ++column;
       }
     }
-    throw Error({Issue{path, "", line, column, "invalid JSON"}});
+    throw InvalidInput({Issue{path, "", line, column, "invalid JSON"}});
   }
-  if (!j.is_object()) throw Error(path, "", "expected a JSON object (a Hugging Face config.json)");
+  if (!j.is_object()) throw InvalidInput(path, "", "expected a JSON object (a Hugging Face config.json)");
   const std::string family = HfFamily(j);
   IssueList issues;
   JsonFields f(j, path, issues);
@@ -308,7 +308,7 @@ ModelSpec LoadHuggingFaceConfig(const std::string& path) {
   } else if (family == "mpt") {
     m = FromMpt(f);
   } else {
-    throw Error(path, "model_type",
+    throw InvalidInput(path, "model_type",
                 StrCat(family.empty() ? std::string("missing") : "'" + family + "' is not supported",
                        "; supported: llama, mistral, mixtral, qwen2, gpt_neox, gpt2, mpt"));
   }
@@ -331,7 +331,7 @@ ModelSpec LoadModel(const std::string& name_or_path) {
   }
   std::string names;
   for (const std::string& n : ModelPresetNames()) names += (names.empty() ? "" : ", ") + n;
-  throw Error("", "--model",
+  throw InvalidInput("", "--model",
               StrCat("'", name_or_path, "' is neither a preset (", names, ") nor an existing file"));
 }
 

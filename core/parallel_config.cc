@@ -177,7 +177,7 @@ ParallelConfig ParseParallelConfig(const std::string& text, const std::string& w
 
 ParallelConfig LoadParallelConfigYaml(const std::string& path) {
   YAML::Node root = internal::ParseYamlFile(path);
-  if (!root.IsMap()) throw Error(path, "", "expected a mapping of parallel config keys");
+  if (!root.IsMap()) throw InvalidInput(path, "", "expected a mapping of parallel config keys");
   ParallelConfig c;
   IssueList issues;
   for (const auto& kv : root) {

@@ -34,20 +34,20 @@ double Parse(const std::string& text, const std::string& where, const char* dime
   double number = 0;
   std::string unit;
   if (!SplitNumberUnit(text, number, unit)) {
-    throw Error("", where, StrCat("'", text, "' is not a ", dimension, "; write e.g. '", example, "'"));
+    throw InvalidInput("", where, StrCat("'", text, "' is not a ", dimension, "; write e.g. '", example, "'"));
   }
   if (unit.empty()) {
-    throw Error("", where, StrCat("'", text, "' has no unit; write e.g. '", example, "'"));
+    throw InvalidInput("", where, StrCat("'", text, "' has no unit; write e.g. '", example, "'"));
   }
   for (const auto& u : units) {
     if (unit == u.spelling) {
-      if (number < 0) throw Error("", where, StrCat("'", text, "' is negative"));
+      if (number < 0) throw InvalidInput("", where, StrCat("'", text, "' is negative"));
       return number * u.factor;
     }
   }
   std::string valid;
   for (const auto& u : units) valid += StrCat(valid.empty() ? "" : ", ", u.spelling);
-  throw Error("", where, StrCat("unknown ", dimension, " unit '", unit, "' in '", text, "'; valid: ", valid));
+  throw InvalidInput("", where, StrCat("unknown ", dimension, " unit '", unit, "' in '", text, "'; valid: ", valid));
 }
 
 }  // namespace

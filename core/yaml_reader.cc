@@ -12,13 +12,13 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw Error({Issue{file, "", e.mark.line + 1, e.mark.column + 1, StrCat("invalid YAML: ", e.msg)}});
+    throw InvalidInput({Issue{file, "", e.mark.line + 1, e.mark.column + 1, StrCat("invalid YAML: ", e.msg)}});
   }
 }
 
 YAML::Node ParseYamlFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "", "cannot open file");
+  if (!in) throw InvalidInput(path, "", "cannot open file");
   std::ostringstream text;
   text << in.rdbuf();
   return ParseYamlText(text.str(), path);
@@ -123,7 +123,7 @@ Q YamlMap::Unit(const std::string& key, std::optional<Q> fallback,
   if (!s) return fallback.value_or(Q());
   try {
     return parse(*s, KeyPath(key));
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     for (const Issue& issue : e.issues()) AddIssue(key, issue.message);
     return fallback.value_or(Q());
   }
@@ -175,6 +175,34 @@ void YamlMap::Finish() {
     if (!consumed_.count(key)) {
       issues_->Add(Issue{file_, KeyPath(key), kv.first.Mark().line + 1, kv.first.Mark().column + 1,
                          "unknown key"});
+    }
+  }
+}
+
+}  // namespace parasim::internal
+
+namespace parasim::internal {
+
+void LocateIssues(const YAML::Node& root, std::vector<Issue>& issues) {
+  for (Issue& issue : issues) {
+    if (issue.line > 0 || issue.key.empty()) continue;
+    YAML::Node node = root;
+    std::string rest = issue.key;
+    bool found = true;
+    while (found && !rest.empty()) {
+      const size_t dot = rest.find('.');
+      const std::string part = rest.substr(0, dot);
+      rest = dot == std::string::npos ? "" : rest.substr(dot + 1);
+      const YAML::Node& current = node;  // const: operator[] must not insert
+      if (!current.IsMap() || !current[part]) {
+        found = false;
+      } else {
+        node.reset(current[part]);
+      }
+    }
+    if (found && !node.Mark().is_null()) {
+      issue.line = node.Mark().line + 1;
+      issue.column = node.Mark().column + 1;
     }
   }
 }

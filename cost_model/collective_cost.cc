@@ -438,7 +438,7 @@ CollectiveOp ParseCollectiveOp(const std::string& text, const std::string& where
                           CollectiveOp::kSendRecv}) {
     if (t == ToString(op)) return op;
   }
-  throw Error("", where,
+  throw InvalidInput("", where,
               StrCat("unknown collective '", text,
                      "' (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv)"));
 }
@@ -475,7 +475,7 @@ int ParseNcclVersion(const std::string& text, const std::string& where) {
     i = j + 1;
   }
   if (count < 2 || i != text.size() || part[0] != 2 || part[1] > 99 || part[2] > 99)
-    throw Error("", where, StrCat("'", text, "' is not an NCCL version (2.MINOR[.PATCH], paper, current)"));
+    throw InvalidInput("", where, StrCat("'", text, "' is not an NCCL version (2.MINOR[.PATCH], paper, current)"));
   return part[0] * 10000 + part[1] * 100 + part[2];
 }
 

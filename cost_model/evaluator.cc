@@ -273,15 +273,15 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.job = job;
   s.stack = stack;
   if (model.hidden_size <= 0 || model.num_layers <= 0 || model.num_attention_heads <= 0)
-    throw Error(model.source, "model", "hidden_size, num_layers and num_attention_heads must be positive");
+    throw InvalidInput(model.source, "model", "hidden_size, num_layers and num_attention_heads must be positive");
   if (job.seq_len <= 0 || job.global_batch <= 0)
-    throw Error(job.file, "job", "global_batch and seq_len must be positive");
+    throw InvalidInput(job.file, "job", "global_batch and seq_len must be positive");
   const GpuProfile& g = cluster.gpu;
   double peak = job.precision == Precision::kFp8 ? g.fp8_dense.si() : g.bf16_dense.si();
   if (peak <= 0) peak = g.fp16_dense.si();  // V100: fp16 tensor cores only
   if (peak <= 0)
-    throw Error(g.file, "peak", StrCat("GPU profile '", g.name, "' has no tensor peak for this precision"));
-  if (g.hbm_bandwidth.si() <= 0) throw Error(g.file, "memory.bandwidth", "must be positive");
+    throw InvalidInput(g.file, "peak", StrCat("GPU profile '", g.name, "' has no tensor peak for this precision"));
+  if (g.hbm_bandwidth.si() <= 0) throw InvalidInput(g.file, "memory.bandwidth", "must be positive");
   s.peak_flops = peak;
   DeviceRates d;
   d.peak_flops = peak;
@@ -324,7 +324,7 @@ const JobSpec& AnalyticalEvaluator::job() const { return impl_->job; }
 Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const {
   try {
     return impl_->Analyze(config, nullptr);
-  } catch (const Error& e) {   // a rule only the placement checks (order, groups): not a plan
+  } catch (const InvalidInput& e) {   // a rule only the placement checks (order, groups): not a plan
     Report r;
     r.config = config;
     r.feasible = false;
@@ -336,7 +336,7 @@ Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const {
 StepWorkload AnalyticalEvaluator::BuildWorkload(const ParallelConfig& config) const {
   StepWorkload wl;
   const Report r = impl_->Analyze(config, &wl);
-  if (!r.feasible && wl.stages.empty()) throw Error("", "config", r.infeasible_reason);
+  if (!r.feasible && wl.stages.empty()) throw InvalidInput("", "config", r.infeasible_reason);
   return wl;
 }
 

@@ -257,7 +257,7 @@ SoftwareStack LoadSoftwareStack(const std::string& name) {
   if (IsSoftwareStackPath(name)) return LoadSoftwareStackFile(name);
   std::string known;
   for (const std::string& n : SoftwareStackNames()) known += (known.empty() ? "" : ", ") + n;
-  throw Error("", "stack",
+  throw InvalidInput("", "stack",
               StrCat("unknown software stack '", name, "' (known: ", known,
                      "; or a stack YAML file, e.g. from `parasim profiles stack pytorch-fsdp`)"));
 }

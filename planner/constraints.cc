@@ -105,7 +105,7 @@ std::string CanonicalWord(ConstraintKey key, const std::string& raw, const std::
   const char* name = ToString(key);
   auto check_in = [&](const std::vector<std::string>& valid) {
     if (std::find(valid.begin(), valid.end(), v) == valid.end()) {
-      throw Error("", StrCat(where, ": ", name), StrCat("unknown value '", raw, "' (valid: ", Join(valid, ", "), ")"));
+      throw InvalidInput("", StrCat(where, ": ", name), StrCat("unknown value '", raw, "' (valid: ", Join(valid, ", "), ")"));
     }
     return v;
   };
@@ -114,7 +114,7 @@ std::string CanonicalWord(ConstraintKey key, const std::string& raw, const std::
       if (v.rfind("hsdp:", 0) == 0) {
         const std::string g = v.substr(5);
         if (g.empty() || !std::all_of(g.begin(), g.end(), IsDigit) || std::stoll(g) < 1) {
-          throw Error("", StrCat(where, ": ", name), StrCat("bad hsdp group in '", raw, "' (expected hsdp:G with G >= 1)"));
+          throw InvalidInput("", StrCat(where, ": ", name), StrCat("bad hsdp group in '", raw, "' (expected hsdp:G with G >= 1)"));
         }
         return StrCat("hsdp:", std::stoll(g));
       }
@@ -126,23 +126,23 @@ std::string CanonicalWord(ConstraintKey key, const std::string& raw, const std::
     case ConstraintKey::kSp:
       if (v == "on" || v == "true" || v == "1") return "on";
       if (v == "off" || v == "false" || v == "0") return "off";
-      throw Error("", StrCat(where, ": ", name), StrCat("unknown value '", raw, "' (valid: on, off)"));
+      throw InvalidInput("", StrCat(where, ": ", name), StrCat("unknown value '", raw, "' (valid: on, off)"));
     case ConstraintKey::kOrder:
       if (v == "any") return v;
       if (!IsValidOrder(v)) {
-        throw Error("", StrCat(where, ": ", name),
+        throw InvalidInput("", StrCat(where, ": ", name),
                     StrCat("bad placement order '", raw, "' (a permutation of tp-cp-ep-dp-pp, or 'any')"));
       }
       return v;
     default:
-      throw Error("", StrCat(where, ": ", name), "not a word key");
+      throw InvalidInput("", StrCat(where, ": ", name), "not a word key");
   }
 }
 
 long long ParseNumber(ConstraintKey key, const std::string& raw, const std::string& where) {
   const std::string v = Trim(raw);
   if (v.empty() || !std::all_of(v.begin(), v.end(), IsDigit) || v.size() > 12) {
-    throw Error("", StrCat(where, ": ", ToString(key)), StrCat("expected a positive integer, got '", raw, "'"));
+    throw InvalidInput("", StrCat(where, ": ", ToString(key)), StrCat("expected a positive integer, got '", raw, "'"));
   }
   return std::stoll(v);
 }
@@ -179,7 +179,7 @@ ConstraintSet ConstraintSet::Parse(const std::string& text, const std::string& w
   if (Trim(text).empty()) return set;
   for (const std::string& raw_term : Split(text, ',')) {
     const std::string term = Trim(raw_term);
-    if (term.empty()) throw Error("", where, StrCat("empty term in '", text, "'"));
+    if (term.empty()) throw InvalidInput("", where, StrCat("empty term in '", text, "'"));
     // Find the operator: " in " first, then two-character, then one-character ones.
     std::string key_text, op_text, value_text;
     const std::string lower = Lower(term);
@@ -197,7 +197,7 @@ ConstraintSet ConstraintSet::Parse(const std::string& text, const std::string& w
         }
       }
       if (pos == std::string::npos) {
-        throw Error("", where, StrCat("term '", term, "' has no operator (use =, !=, <=, >=, <, > or 'in')"));
+        throw InvalidInput("", where, StrCat("term '", term, "' has no operator (use =, !=, <=, >=, <, > or 'in')"));
       }
       key_text = term.substr(0, pos);
       value_text = term.substr(pos + op_text.size());
@@ -210,7 +210,7 @@ ConstraintSet ConstraintSet::Parse(const std::string& text, const std::string& w
       if (key_text == k.name) found = &k;
     }
     if (found == nullptr) {
-      throw Error("", StrCat(where, ": ", key_text.empty() ? term : key_text),
+      throw InvalidInput("", StrCat(where, ": ", key_text.empty() ? term : key_text),
                   StrCat("unknown key '", key_text, "' (valid keys: ", ValidKeys(), ")"));
     }
     Constraint c;
@@ -227,17 +227,17 @@ ConstraintSet ConstraintSet::Parse(const std::string& text, const std::string& w
     std::vector<std::string> operands = Split(value_text, '|');
     if (operands.size() > 1 && c.op == ConstraintOp::kEq) c.op = ConstraintOp::kIn;  // "tp=1|2|4"
     if (operands.size() > 1 && c.op != ConstraintOp::kIn) {
-      throw Error("", StrCat(where, ": ", found->name), StrCat("a set of values needs '=' or 'in', got '", term, "'"));
+      throw InvalidInput("", StrCat(where, ": ", found->name), StrCat("a set of values needs '=' or 'in', got '", term, "'"));
     }
     const bool numeric = IsNumericKey(c.key);
     const bool ordering_op = c.op == ConstraintOp::kLe || c.op == ConstraintOp::kGe ||
                              c.op == ConstraintOp::kLt || c.op == ConstraintOp::kGt;
     if (!numeric && ordering_op) {
-      throw Error("", StrCat(where, ": ", found->name), StrCat("'", op_text, "' needs a numeric key; use = or 'in'"));
+      throw InvalidInput("", StrCat(where, ": ", found->name), StrCat("'", op_text, "' needs a numeric key; use = or 'in'"));
     }
     for (const std::string& operand : operands) {
       const std::string v = Trim(operand);
-      if (v.empty()) throw Error("", StrCat(where, ": ", found->name), StrCat("missing value in '", term, "'"));
+      if (v.empty()) throw InvalidInput("", StrCat(where, ": ", found->name), StrCat("missing value in '", term, "'"));
       if (numeric) {
         c.numbers.push_back(ParseNumber(c.key, v, where));
       } else {

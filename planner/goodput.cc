@@ -19,10 +19,10 @@ Seconds DalyOptimalInterval(Seconds checkpoint_cost, Seconds mtbf) {
 }
 
 Goodput ComputeGoodput(int gpus, const GoodputOptions& options) {
-  if (options.mtbf_gpu_hours < 0) throw Error("", "--mtbf-gpu-hours", "must not be negative");
-  if (options.checkpoint_cost < Seconds(0)) throw Error("", "--checkpoint-cost", "must not be negative");
-  if (options.restart_time < Seconds(0)) throw Error("", "--restart-time", "must not be negative");
-  if (options.checkpoint_interval < Seconds(0)) throw Error("", "--checkpoint-interval", "must not be negative");
+  if (options.mtbf_gpu_hours < 0) throw InvalidInput("", "--mtbf-gpu-hours", "must not be negative");
+  if (options.checkpoint_cost < Seconds(0)) throw InvalidInput("", "--checkpoint-cost", "must not be negative");
+  if (options.restart_time < Seconds(0)) throw InvalidInput("", "--restart-time", "must not be negative");
+  if (options.checkpoint_interval < Seconds(0)) throw InvalidInput("", "--checkpoint-interval", "must not be negative");
   Goodput g;
   if (options.mtbf_gpu_hours == 0 || gpus < 1) return g;
   // Independent GPU failures: the cluster fails N times as often as one GPU.

@@ -209,7 +209,7 @@ Framework ParseFramework(const std::string& text, const std::string& where) {
   if (text == "megatron") return Framework::kMegatron;
   if (text == "torchtitan") return Framework::kTorchtitan;
   if (text == "deepspeed") return Framework::kDeepSpeed;
-  throw Error("", where, StrCat("unknown framework '", text, "' (valid: megatron, torchtitan, deepspeed)"));
+  throw InvalidInput("", where, StrCat("unknown framework '", text, "' (valid: megatron, torchtitan, deepspeed)"));
 }
 
 const char* ToString(Framework f) {

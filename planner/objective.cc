@@ -27,7 +27,7 @@ Objective ParseObjective(const std::string& text, const std::string& where) {
   for (const auto& n : kNames) {
     if (text == n.name) return n.objective;
   }
-  throw Error("", where,
+  throw InvalidInput("", where,
               StrCat("unknown objective '", text, "' (valid: tokens-per-joule, throughput, exposed-comm, cost, time-to-train)"));
 }
 
@@ -50,14 +50,14 @@ const char* ObjectiveUnit(Objective objective, double tokens) {
 }
 
 void ObjectiveOptions::Validate() const {
-  if (gpu_hour_price < 0) throw Error("", "--gpu-hour-price", "must not be negative");
-  if (energy_price < 0) throw Error("", "--energy-price", "must not be negative");
-  if (tokens < 0) throw Error("", "--tokens", "must not be negative");
+  if (gpu_hour_price < 0) throw InvalidInput("", "--gpu-hour-price", "must not be negative");
+  if (energy_price < 0) throw InvalidInput("", "--energy-price", "must not be negative");
+  if (tokens < 0) throw InvalidInput("", "--tokens", "must not be negative");
   if (objective == Objective::kCost && gpu_hour_price == 0 && energy_price == 0) {
-    throw Error("", "--objective", "cost needs --gpu-hour-price and/or --energy-price");
+    throw InvalidInput("", "--objective", "cost needs --gpu-hour-price and/or --energy-price");
   }
   if (objective == Objective::kTimeToTrain && tokens == 0) {
-    throw Error("", "--objective", "time-to-train needs --tokens (tokens to train)");
+    throw InvalidInput("", "--objective", "time-to-train needs --tokens (tokens to train)");
   }
   ComputeGoodput(1, goodput);   // validates the goodput inputs
 }

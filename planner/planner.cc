@@ -44,9 +44,9 @@ ConstraintSet FsdpBaselineConstraints() { return ConstraintSet::Parse("tp=1,pp=1
 PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
                    const PlanOptions& options, const Scorer* rescorer) {
   options.objective.Validate();
-  if (options.top_k < 1) throw Error("", "--top", "must be at least 1");
-  if (options.rescore_k < 0) throw Error("", "--rescore", "must not be negative");
-  if (options.threads < 0) throw Error("", "--threads", "must not be negative");
+  if (options.top_k < 1) throw InvalidInput("", "--top", "must be at least 1");
+  if (options.rescore_k < 0) throw InvalidInput("", "--rescore", "must not be negative");
+  if (options.threads < 0) throw InvalidInput("", "--threads", "must not be negative");
 
   const SearchSpace space = EnumerateSpace(model, job, gpus, gpus_per_node, options.constraints, options.space);
   const bool dominance = options.recompute_dominance && options.objective.objective != Objective::kExposedComm;

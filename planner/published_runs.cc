@@ -114,7 +114,7 @@ std::vector<double> Ranks(const std::vector<double>& x) {
 }
 
 double Pearson(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) throw Error("", "Pearson", StrCat("sizes differ: ", a.size(), " vs ", b.size()));
+  if (a.size() != b.size()) throw InvalidInput("", "Pearson", StrCat("sizes differ: ", a.size(), " vs ", b.size()));
   if (a.empty()) return 0;
   const double n = static_cast<double>(a.size());
   double ma = 0, mb = 0;

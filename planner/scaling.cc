@@ -9,13 +9,13 @@ namespace parasim::planner {
 ScaleMode ParseScaleMode(const std::string& text, const std::string& where) {
   if (text == "weak") return ScaleMode::kWeak;
   if (text == "strong") return ScaleMode::kStrong;
-  throw Error("", where, StrCat("unknown mode '", text, "' (valid: weak, strong)"));
+  throw InvalidInput("", where, StrCat("unknown mode '", text, "' (valid: weak, strong)"));
 }
 
 const char* ToString(ScaleMode mode) { return mode == ScaleMode::kWeak ? "weak" : "strong"; }
 
 ClusterSpec ResizeCluster(const ClusterSpec& cluster, int gpus) {
-  if (gpus < 1) throw Error("", "--gpus", StrCat(gpus, " is not a positive GPU count"));
+  if (gpus < 1) throw InvalidInput("", "--gpus", StrCat(gpus, " is not a positive GPU count"));
   ClusterSpec c = cluster;
   if (gpus % cluster.gpus_per_node == 0) {
     c.nodes = gpus / cluster.gpus_per_node;
@@ -24,7 +24,7 @@ ClusterSpec ResizeCluster(const ClusterSpec& cluster, int gpus) {
     c.nodes = 1;
     c.intra_node.nvlink_domain_size = std::min(c.intra_node.nvlink_domain_size, gpus);
   } else {
-    throw Error("", "--gpus",
+    throw InvalidInput("", "--gpus",
                 StrCat(gpus, " is neither a multiple of the ", cluster.gpus_per_node, " GPUs per node nor below it"));
   }
   return c;
@@ -32,18 +32,18 @@ ClusterSpec ResizeCluster(const ClusterSpec& cluster, int gpus) {
 
 ScaleStudy RunScaleStudy(const ModelSpec& model, const JobSpec& job, int gpus_per_node, const std::vector<int>& gpus,
                          const ScaleOptions& scale, const PlanOptions& plan, const ScorerFactory& factory) {
-  if (gpus.empty()) throw Error("", "--gpus", "give at least one GPU count");
+  if (gpus.empty()) throw InvalidInput("", "--gpus", "give at least one GPU count");
   for (size_t i = 1; i < gpus.size(); ++i) {
-    if (gpus[i] <= gpus[i - 1]) throw Error("", "--gpus", "GPU counts must increase");
+    if (gpus[i] <= gpus[i - 1]) throw InvalidInput("", "--gpus", "GPU counts must increase");
   }
   if (scale.mode == ScaleMode::kWeak && scale.local_batch < 1) {
-    throw Error("", "--local-batch", "weak scaling needs --local-batch >= 1");
+    throw InvalidInput("", "--local-batch", "weak scaling needs --local-batch >= 1");
   }
   if (scale.mode == ScaleMode::kStrong && scale.global_batch < 1) {
-    throw Error("", "--global-batch", "strong scaling needs --global-batch >= 1");
+    throw InvalidInput("", "--global-batch", "strong scaling needs --global-batch >= 1");
   }
   if (!(scale.knee_threshold > 0 && scale.knee_threshold <= 1)) {
-    throw Error("", "--knee", "the efficiency threshold must be in (0, 1]");
+    throw InvalidInput("", "--knee", "the efficiency threshold must be in (0, 1]");
   }
   ScaleStudy study;
   study.mode = scale.mode;

@@ -93,11 +93,11 @@ ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
 
 SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
                            const ConstraintSet& constraints, const SpaceOptions& options) {
-  if (world_size < 1) throw Error("", "gpus", StrCat("need at least one GPU, got ", world_size));
-  if (job.global_batch < 1) throw Error(job.file, "global_batch", "must be at least 1");
-  if (job.seq_len < 1) throw Error(job.file, "seq_len", "must be at least 1");
+  if (world_size < 1) throw InvalidInput("", "gpus", StrCat("need at least one GPU, got ", world_size));
+  if (job.global_batch < 1) throw InvalidInput(job.file, "global_batch", "must be at least 1");
+  if (job.seq_len < 1) throw InvalidInput(job.file, "seq_len", "must be at least 1");
   if (model.num_layers < 1 || model.num_attention_heads < 1) {
-    throw Error(model.source, "num_layers", "the model has no layers or heads");
+    throw InvalidInput(model.source, "num_layers", "the model has no layers or heads");
   }
   SearchSpace space;
 

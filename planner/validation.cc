@@ -504,7 +504,7 @@ std::vector<FindingResult> RunValidation(const ValidationOptions& options) {
   const std::vector<std::string> ids = FindingIds();
   for (const std::string& id : options.only) {
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
-      throw Error("", "--only", StrCat("unknown finding '", id, "' (valid: F1 ... F12)"));
+      throw InvalidInput("", "--only", StrCat("unknown finding '", id, "' (valid: F1 ... F12)"));
     }
   }
   Validator v(options);

@@ -2,8 +2,11 @@
 # Installs the Debian/Ubuntu packages parasim builds with, only those missing.
 set -euo pipefail
 
-pkgs=(g++ cmake ninja-build make libeigen3-dev libboost-graph-dev libyaml-cpp-dev
-      nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev zlib1g-dev)
+# zlib: gzipped traces; clang + its runtime: libFuzzer targets; Open MPI:
+# multi-node calibration and sweeps; gnuplot (no X): pictures.
+pkgs=(g++ cmake ninja-build make pkg-config libeigen3-dev libboost-graph-dev libyaml-cpp-dev
+      nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev zlib1g-dev
+      clang libclang-rt-14-dev openmpi-bin libopenmpi-dev gnuplot-nox)
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "install-deps: this is not a Debian/Ubuntu machine (no dpkg/apt-get)." >&2

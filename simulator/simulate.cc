@@ -27,7 +27,7 @@ std::vector<std::pair<std::string, std::string>> SplitKeyValues(const std::strin
   while (std::getline(ss, item, ',')) {
     auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      throw Error("", where, StrCat("'", item, "' is not key=value (e.g. '", where == "--straggler"
+      throw InvalidInput("", where, StrCat("'", item, "' is not key=value (e.g. '", where == "--straggler"
                                                                                  ? "rank=17,slowdown=1.2"
                                                                                  : "class=leaf-spine,fraction=0.3",
                                     "')"));
@@ -44,7 +44,7 @@ double ParseNumber(const std::string& value, const std::string& where, const std
     if (used != value.size() || !std::isfinite(v)) throw std::invalid_argument("");
     return v;
   } catch (const std::exception&) {
-    throw Error("", StrCat(where, ".", key), StrCat("'", value, "' is not a number"));
+    throw InvalidInput("", StrCat(where, ".", key), StrCat("'", value, "' is not a number"));
   }
 }
 
@@ -158,17 +158,17 @@ Straggler ParseStraggler(const std::string& text, const std::string& where) {
   for (const auto& [key, value] : SplitKeyValues(text, where)) {
     if (key == "rank") {
       double r = ParseNumber(value, where, key);
-      if (r < 0 || r != std::floor(r)) throw Error("", where + ".rank", StrCat("'", value, "' is not a rank (>= 0)"));
+      if (r < 0 || r != std::floor(r)) throw InvalidInput("", where + ".rank", StrCat("'", value, "' is not a rank (>= 0)"));
       s.rank = static_cast<int>(r);
       has_rank = true;
     } else if (key == "slowdown") {
       s.slowdown = ParseNumber(value, where, key);
-      if (s.slowdown <= 0) throw Error("", where + ".slowdown", StrCat("'", value, "' must be > 0"));
+      if (s.slowdown <= 0) throw InvalidInput("", where + ".slowdown", StrCat("'", value, "' must be > 0"));
     } else {
-      throw Error("", StrCat(where, ".", key), "unknown key; valid: rank, slowdown");
+      throw InvalidInput("", StrCat(where, ".", key), "unknown key; valid: rank, slowdown");
     }
   }
-  if (!has_rank) throw Error("", where + ".rank", "missing (e.g. rank=17,slowdown=1.2)");
+  if (!has_rank) throw InvalidInput("", where + ".rank", "missing (e.g. rank=17,slowdown=1.2)");
   return s;
 }
 
@@ -183,15 +183,15 @@ BackgroundLoad ParseBackgroundLoad(const std::string& text, const std::string& w
       else if (value == "nic") b.link_class = LinkClass::kNic;
       else if (value == "leaf-spine") b.link_class = LinkClass::kLeafSpine;
       else if (value == "spine-core") b.link_class = LinkClass::kSpineCore;
-      else throw Error("", where + ".class", StrCat("'", value, "'; valid: nvlink, pcie, nic, leaf-spine, spine-core"));
+      else throw InvalidInput("", where + ".class", StrCat("'", value, "'; valid: nvlink, pcie, nic, leaf-spine, spine-core"));
     } else if (key == "fraction") {
       b.fraction = ParseNumber(value, where, key);
-      if (b.fraction < 0 || b.fraction >= 1) throw Error("", where + ".fraction", StrCat("'", value, "' must be in [0, 1)"));
+      if (b.fraction < 0 || b.fraction >= 1) throw InvalidInput("", where + ".fraction", StrCat("'", value, "' must be in [0, 1)"));
     } else {
-      throw Error("", StrCat(where, ".", key), "unknown key; valid: class, fraction");
+      throw InvalidInput("", StrCat(where, ".", key), "unknown key; valid: class, fraction");
     }
   }
-  if (!has_class) throw Error("", where + ".class", "missing (e.g. class=leaf-spine,fraction=0.3)");
+  if (!has_class) throw InvalidInput("", where + ".class", "missing (e.g. class=leaf-spine,fraction=0.3)");
   return b;
 }
 
@@ -213,17 +213,17 @@ SimulationResult SimulateStep(const StepWorkload& wl, const ClusterSpec& cluster
 SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSpec& cluster,
                                          const SimulationOptions& options) {
   if (options.fidelity == Fidelity::kAnalytical) {
-    throw Error("", "--fidelity", "the simulator runs 'simulated' (tier B) or 'full' (tier C)");
+    throw InvalidInput("", "--fidelity", "the simulator runs 'simulated' (tier B) or 'full' (tier C)");
   }
   const int world = wl.world_size;
   PARASIM_CHECK(world >= 1 && !wl.stages.empty(), "empty workload");
   for (const Straggler& s : options.stragglers) {
     if (s.rank < 0 || s.rank >= world) {
-      throw Error("", "--straggler.rank", StrCat(s.rank, " is not a rank of this job (0..", world - 1, ")"));
+      throw InvalidInput("", "--straggler.rank", StrCat(s.rank, " is not a rank of this job (0..", world - 1, ")"));
     }
   }
   if (options.fidelity == Fidelity::kSimulated && !options.background.empty()) {
-    throw Error("", "--background-load", "needs --fidelity full (tier B has no links to load)");
+    throw InvalidInput("", "--background-load", "needs --fidelity full (tier B has no links to load)");
   }
   const int pp = static_cast<int>(wl.stages.size());
   const std::vector<int> stage_of = StageOfGpu(wl.config, world);

@@ -21,22 +21,22 @@ int ClusterShape::PodBlockDomains() const {
 
 ClusterShape MakeClusterShape(const ClusterSpec& c) {
   const std::string file = c.file;
-  if (c.gpus_per_node < 1) throw Error(file, "gpus_per_node", "must be >= 1");
-  if (c.nodes < 1) throw Error(file, "nodes", "must be >= 1");
+  if (c.gpus_per_node < 1) throw InvalidInput(file, "gpus_per_node", "must be >= 1");
+  if (c.nodes < 1) throw InvalidInput(file, "nodes", "must be >= 1");
   ClusterShape s;
   s.gpus = c.TotalGpus();
   s.intra = c.intra_node.fabric;
   if (s.intra == IntraNodeFabric::kNvlDomain) {
     const int d = c.intra_node.nvlink_domain_size;
     if (d < c.gpus_per_node || d % c.gpus_per_node != 0)
-      throw Error(file, "intra_node.nvlink_domain_size",
+      throw InvalidInput(file, "intra_node.nvlink_domain_size",
                   StrCat(d, " must be a multiple of gpus_per_node (", c.gpus_per_node, ")"));
     if (s.gpus % d != 0)
-      throw Error(file, "nodes", StrCat(s.gpus, " GPUs do not fill whole NVLink domains of ", d));
+      throw InvalidInput(file, "nodes", StrCat(s.gpus, " GPUs do not fill whole NVLink domains of ", d));
     s.domain_gpus = d;
   } else {
     if (s.intra == IntraNodeFabric::kHybridCubeMesh && c.gpus_per_node != 8)
-      throw Error(file, "gpus_per_node", "the DGX-1 hybrid cube mesh has 8 GPUs per node");
+      throw InvalidInput(file, "gpus_per_node", "the DGX-1 hybrid cube mesh has 8 GPUs per node");
     s.domain_gpus = c.gpus_per_node;
   }
   s.domains = s.gpus / s.domain_gpus;
@@ -44,27 +44,27 @@ ClusterShape MakeClusterShape(const ClusterSpec& c) {
   if (s.domains == 1) return s;   // one NVLink domain: no fabric traffic
 
   const InterNodeSpec& in = c.inter_node;
-  if (s.nics_per_domain < 1) throw Error(file, "inter_node.nics_per_node", "a multi-node cluster needs NICs");
+  if (s.nics_per_domain < 1) throw InvalidInput(file, "inter_node.nics_per_node", "a multi-node cluster needs NICs");
   if (s.nics_per_domain > s.domain_gpus && s.nics_per_domain % s.domain_gpus != 0)
-    throw Error(file, "inter_node.nics_per_node", "more NICs than GPUs must be a whole number per GPU");
-  if (!(in.nic_bandwidth.si() > 0)) throw Error(file, "inter_node.nic_bandwidth", "must be > 0");
-  if (in.switch_radix < 2) throw Error(file, "inter_node.switch_radix", "must be >= 2");
+    throw InvalidInput(file, "inter_node.nics_per_node", "more NICs than GPUs must be a whole number per GPU");
+  if (!(in.nic_bandwidth.si() > 0)) throw InvalidInput(file, "inter_node.nic_bandwidth", "must be > 0");
+  if (in.switch_radix < 2) throw InvalidInput(file, "inter_node.switch_radix", "must be >= 2");
   if (!(in.oversubscription >= 1.0) || !std::isfinite(in.oversubscription))
-    throw Error(file, "inter_node.oversubscription", "must be >= 1 (down:up ports at a leaf)");
+    throw InvalidInput(file, "inter_node.oversubscription", "must be >= 1 (down:up ports at a leaf)");
   s.radix = in.switch_radix;
   s.endpoints = s.domains * s.nics_per_domain;
   s.rail_optimized = in.rail_optimized;
 
   if (in.fabric == InterNodeFabric::kSingleSwitch || in.tiers == 1) {
     if (s.endpoints > s.radix)
-      throw Error(file, "inter_node.switch_radix",
+      throw InvalidInput(file, "inter_node.switch_radix",
                   StrCat("a single switch of ", s.radix, " ports cannot connect ", s.endpoints, " NICs"));
     s.tiers = 1;
     s.leaves = 1;
     s.leaf_down = s.endpoints;
     return s;
   }
-  if (in.tiers != 2 && in.tiers != 3) throw Error(file, "inter_node.tiers", "fat-trees have 2 or 3 tiers");
+  if (in.tiers != 2 && in.tiers != 3) throw InvalidInput(file, "inter_node.tiers", "fat-trees have 2 or 3 tiers");
 
   // Leaf ports split down:up = oversubscription; uplink capacity kept exact
   // (in port units) so a 2:1 leaf has exactly half its down capacity up.
@@ -126,7 +126,7 @@ ClusterShape MakeClusterShape(const ClusterSpec& c) {
   s.cores_per_group = std::max(1, (s.pods + 1) / 2);
   // A core has radix ports, one trunk per pod of at least one port.
   if (s.pods > s.radix || s.cores_per_group > spine_down + 1e-9)
-    throw Error(file, "inter_node.switch_radix",
+    throw InvalidInput(file, "inter_node.switch_radix",
                 StrCat(s.endpoints, " NICs need ", s.pods, " pods, more than a 3-tier fat-tree of radix ", s.radix,
                        " connects; raise the radix (4 tiers are not modelled)"));
   s.spine_core_ports = spine_down / s.cores_per_group;

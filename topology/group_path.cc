@@ -122,7 +122,7 @@ Pieces ScanPieces(const GroupLayout& l, long long d) {
 GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& config, ParallelDim dim,
                            SubGroup sub) {
   if (config.WorldSize() != cluster.TotalGpus())
-    throw Error("", "config", StrCat("dp*tp*pp*cp = ", config.WorldSize(), " does not equal the cluster's ",
+    throw InvalidInput("", "config", StrCat("dp*tp*pp*cp = ", config.WorldSize(), " does not equal the cluster's ",
                                      cluster.TotalGpus(), " GPUs"));
   const ClusterShape s = MakeClusterShape(cluster);
   const GroupLayout l = LayoutOf(config, dim, sub);
@@ -184,7 +184,7 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
   }
 
   if (!(p.intra_bandwidth.si() > 0) && l.size > 1 && k > 1)
-    throw Error(gpu.file, intra_class == LinkClass::kPcie ? "pcie_bandwidth" : "nvlink_bandwidth",
+    throw InvalidInput(gpu.file, intra_class == LinkClass::kPcie ? "pcie_bandwidth" : "nvlink_bandwidth",
                 StrCat("GPU profile '", gpu.name, "' needs a positive ", intra_class == LinkClass::kPcie ? "PCIe" : "NVLink",
                        " bandwidth for its ", cluster.name, " intra-node fabric"));
   if (!p.crosses_nodes) {

@@ -29,10 +29,10 @@ int DegreeOf(const ParallelConfig& c, ParallelDim d) {
 // allocation on the valid path: the planner calls this per config.
 std::array<ParallelDim, 5> OrderDims(const ParallelConfig& c) {
   if (c.tp < 1 || c.cp < 1 || c.pp < 1 || c.dp < 1 || c.ep < 1)
-    throw Error("", "config", StrCat("parallel degrees must be >= 1 (dp=", c.dp, " tp=", c.tp, " pp=", c.pp,
+    throw InvalidInput("", "config", StrCat("parallel degrees must be >= 1 (dp=", c.dp, " tp=", c.tp, " pp=", c.pp,
                                      " cp=", c.cp, " ep=", c.ep, ")"));
   if (c.dp % c.ep != 0)
-    throw Error("", "config.ep", StrCat("ep=", c.ep, " must divide dp=", c.dp, " (experts shard the data-parallel group)"));
+    throw InvalidInput("", "config.ep", StrCat("ep=", c.ep, " must divide dp=", c.dp, " (experts shard the data-parallel group)"));
   std::array<ParallelDim, 5> dims{};
   int n = 0;
   bool seen[5] = {false, false, false, false, false};
@@ -46,10 +46,10 @@ std::array<ParallelDim, 5> OrderDims(const ParallelConfig& c) {
     for (int i = 0; i < 5; ++i)
       if (t == kTokens[i]) idx = i;
     if (idx < 0)
-      throw Error("", "config.order", StrCat("unknown dimension '", std::string(t), "' in order '", c.order,
+      throw InvalidInput("", "config.order", StrCat("unknown dimension '", std::string(t), "' in order '", c.order,
                                              "' (use tp, cp, ep, dp, pp)"));
     if (seen[idx])
-      throw Error("", "config.order", StrCat("dimension '", std::string(t), "' appears twice in order '", c.order, "'"));
+      throw InvalidInput("", "config.order", StrCat("dimension '", std::string(t), "' appears twice in order '", c.order, "'"));
     seen[idx] = true;
     dims[n++] = static_cast<ParallelDim>(idx);
     pos = end + 1;
@@ -67,7 +67,7 @@ std::array<ParallelDim, 5> OrderDims(const ParallelConfig& c) {
   for (int i = 0; i < 5; ++i) {
     if (seen[i]) continue;
     if (DegreeOf(c, static_cast<ParallelDim>(i)) > 1)
-      throw Error("", "config.order", StrCat("order '", c.order, "' leaves out '", kTokens[i], "' whose degree is > 1"));
+      throw InvalidInput("", "config.order", StrCat("order '", c.order, "' leaves out '", kTokens[i], "' whose degree is > 1"));
     dims[n++] = static_cast<ParallelDim>(i);
   }
   return dims;
@@ -96,7 +96,7 @@ GroupLayout LayoutOf(const ParallelConfig& config, ParallelDim dim, SubGroup sub
   for (const auto& f : factors) size *= f.size;
   if (sub.size > 0 && !(sub.size == size && sub.stride == 1)) {
     if (sub.stride < 1 || static_cast<long long>(sub.size) * sub.stride > size || size % (sub.size * sub.stride) != 0)
-      throw Error("", "config", StrCat("sub-group of ", sub.size, " every ", sub.stride, " does not tile a ",
+      throw InvalidInput("", "config", StrCat("sub-group of ", sub.size, " every ", sub.stride, " does not tile a ",
                                        want, " group of ", size));
     // Re-express members j*stride (j < sub.size) of the group in rank strides.
     std::vector<GroupFactor> out;
@@ -105,13 +105,13 @@ GroupLayout LayoutOf(const ParallelConfig& config, ParallelDim dim, SubGroup sub
     for (const auto& f : factors) {
       if (remaining == 1) break;
       if (skip >= f.size) {
-        if (skip % f.size != 0) throw Error("", "config", StrCat("sub-group stride ", sub.stride, " does not align with the ", want, " group's layout"));
+        if (skip % f.size != 0) throw InvalidInput("", "config", StrCat("sub-group stride ", sub.stride, " does not align with the ", want, " group's layout"));
         skip /= f.size;
         continue;
       }
       const int avail = static_cast<int>(f.size / skip);
       const int take = std::min(avail, remaining);
-      if (remaining % take != 0) throw Error("", "config", StrCat("sub-group of ", sub.size, " does not align with the ", want, " group's layout"));
+      if (remaining % take != 0) throw InvalidInput("", "config", StrCat("sub-group of ", sub.size, " does not align with the ", want, " group's layout"));
       out.push_back({take, f.stride * skip});
       remaining /= take;
       skip = 1;
@@ -140,7 +140,7 @@ std::vector<int> GroupMembersAt(const GroupLayout& layout, long long base) {
 
 Placement::Placement(const ParallelConfig& config, int world) : config_(config), world_(world) {
   if (config.WorldSize() != world)
-    throw Error("", "config", StrCat("dp*tp*pp*cp = ", config.WorldSize(), " but the cluster has ", world, " GPUs"));
+    throw InvalidInput("", "config", StrCat("dp*tp*pp*cp = ", config.WorldSize(), " but the cluster has ", world, " GPUs"));
   (void)OrderDims(config);   // validate once
 }
 

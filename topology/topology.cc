@@ -63,7 +63,7 @@ Topology Topology::Build(const ClusterSpec& cluster) {
   const bool mesh = s.intra == IntraNodeFabric::kHybridCubeMesh;
   const bool switched = s.intra == IntraNodeFabric::kNvSwitch || s.intra == IntraNodeFabric::kNvlDomain;
   if (switched && !(gpu.nvlink_bandwidth.si() > 0))
-    throw Error(gpu.file, "nvlink_bandwidth", "an NVSwitch/NVL domain needs the GPU's NVLink bandwidth (> 0)");
+    throw InvalidInput(gpu.file, "nvlink_bandwidth", "an NVSwitch/NVL domain needs the GPU's NVLink bandwidth (> 0)");
   const double pcie_Bps = gpu.pcie_bandwidth.si() > 0 ? gpu.pcie_bandwidth.si() : kUnlimited_Bps;
   const double nvl_lat = cluster.intra_node.nvlink_latency.si();
   const double pcie_lat = kPcieHopLatency.si();

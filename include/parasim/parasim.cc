@@ -50,7 +50,7 @@ struct Planner::Impl {
     auto it = evaluators.find(gpus);
     if (it != evaluators.end()) return *it->second;
     if (gpus <= 0 || gpus % cluster.gpus_per_node != 0) {
-      throw Error("", "gpus", StrCat(gpus, " is not a positive multiple of the ", cluster.gpus_per_node,
+      throw InvalidInput("", "gpus", StrCat(gpus, " is not a positive multiple of the ", cluster.gpus_per_node,
                                      " GPUs per node of ", cluster.name));
     }
     ClusterSpec sized = LoadCluster(cluster.file.empty() ? cluster.name : cluster.file, gpus / cluster.gpus_per_node);
@@ -60,15 +60,15 @@ struct Planner::Impl {
 };
 
 const Prediction& Plan::best() const {
-  if (ranked.empty()) throw Error("", "plan", "no parallel config fits this job on these GPUs");
+  if (ranked.empty()) throw InvalidInput("", "plan", "no parallel config fits this job on these GPUs");
   return ranked.front();
 }
 
 Planner::Planner(Job job) : impl_(std::make_unique<Impl>()) {
   impl_->model = LoadModel(job.model);
   impl_->cluster = LoadCluster(job.cluster);
-  if (job.global_batch <= 0) throw Error("", "global_batch", "must be a positive number of sequences");
-  if (job.seq_len <= 0) throw Error("", "seq_len", "must be a positive number of tokens");
+  if (job.global_batch <= 0) throw InvalidInput("", "global_batch", "must be a positive number of sequences");
+  if (job.seq_len <= 0) throw InvalidInput("", "seq_len", "must be a positive number of tokens");
   impl_->job.global_batch = job.global_batch;
   impl_->job.seq_len = job.seq_len;
   if (!job.stack.empty()) impl_->job.stack = job.stack;
@@ -107,7 +107,7 @@ Prediction Planner::Simulate(int gpus, const std::string& config, const std::str
   } else if (fidelity == "full") {
     options.fidelity = Fidelity::kFull;
   } else {
-    throw Error("", "fidelity", StrCat("'", fidelity, "' is not one of: analytical, simulated, full"));
+    throw InvalidInput("", "fidelity", StrCat("'", fidelity, "' is not one of: analytical, simulated, full"));
   }
   return ToPrediction(simulator::SimulateConfig(eval, parsed, options).report);
 }

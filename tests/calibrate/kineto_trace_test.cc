@@ -322,7 +322,7 @@ TEST_CASE("kineto: bad files name the file, the event and the problem", "[calibr
     ParseKinetoTrace(Trace(Kernel("a", 5, -2, 7) + "," + Kernel("b", 5, 1, 7) + "," + Kernel("c", 5, -1, 7)),
                      "t.json", opt);
     FAIL("no error");
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     REQUIRE(e.issues().size() == 2);
     CHECK(e.issues()[1].key == "traceEvents[2]");
   }

@@ -53,7 +53,7 @@ TEST_CASE("nccl bench: bad files name the key", "[calibrate]") {
                     Contains("tables[0].rows[0].out_of_place.time_us"));
   CHECK_THROWS_WITH(ParseNcclBenchJson(head + R"({"time_us": 1, "algbw_GBps": 0, "busbw_GBps": 0}}]}]})", "x.json"),
                     Contains("tables[0].rows[0].in_place"));
-  CHECK_THROWS_AS(LoadNcclBenchJson(Data("does-not-exist.json")), Error);
+  CHECK_THROWS_AS(LoadNcclBenchJson(Data("does-not-exist.json")), InvalidInput);
 }
 
 }  // namespace

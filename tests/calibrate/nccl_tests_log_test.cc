@@ -120,8 +120,8 @@ TEST_CASE("calibrate: malformed nccl-tests rows name the file and line", "[calib
       "   268435456      67108864     float     sum      -1  1351.22  fast  347.66      0  1351.93  198.56  347.48      0\n";
   try {
     ParseNcclTestsLog(log, "bad.out");
-    FAIL("expected parasim::Error");
-  } catch (const parasim::Error& e) {
+    FAIL("expected parasim::InvalidInput");
+  } catch (const parasim::InvalidInput& e) {
     REQUIRE(e.issues().size() == 2);  // every bad row reported at once
     CHECK(e.issues()[0].file == "bad.out");
     CHECK(e.issues()[0].line == 4);
@@ -133,7 +133,7 @@ TEST_CASE("calibrate: malformed nccl-tests rows name the file and line", "[calib
 
 TEST_CASE("calibrate: a log without a results table is an error", "[calibrate]") {
   CHECK_THROWS_AS(ParseNcclTestsLog("# nThread 1 nGpus 8\nnode:1:1 [0] NCCL INFO Bootstrap\n", "empty.out"),
-                  parasim::Error);
+                  parasim::InvalidInput);
   CHECK_THROWS_WITH(parasim::calibrate::LoadNcclTestsLog("no/such/file.out"), Contains("cannot read"));
 }
 

@@ -168,7 +168,7 @@ TEST_CASE("stack fit: unusable measurements are errors naming the field", "[cali
                     Catch::Contains("attention") && Catch::Contains("finite"));
   m = StepOf(s, base);
   m.step_s = 0;
-  CHECK_THROWS_AS(FitStackToStep(s.model, s.cluster, s.job, s.config, base, m, "x"), Error);
+  CHECK_THROWS_AS(FitStackToStep(s.model, s.cluster, s.job, s.config, base, m, "x"), InvalidInput);
 }
 
 namespace {

@@ -67,7 +67,7 @@ TEST_CASE("core: bad profiles report every problem with its key", "[core]") {
   try {
     LoadGpuProfile(Data("invalid/gpu_bare_number.yaml"));
     FAIL("expected an error");
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     const std::string what = e.what();
     CHECK_THAT(what, Contains("peak.bf16: '989' has no unit; write e.g. '989 TFLOP/s'"));
     CHECK_THAT(what, Contains("gpu_bare_number.yaml:7:"));
@@ -75,7 +75,7 @@ TEST_CASE("core: bad profiles report every problem with its key", "[core]") {
   try {
     LoadCluster(Data("invalid/cluster_bad.yaml"));
     FAIL("expected an error");
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     const std::string what = e.what();
     CHECK_THAT(what, Contains("inter_node.nic_bandwidth: unknown bandwidth unit 'Gbps'"));
     CHECK_THAT(what, Contains("inter_node.tiers: '7' is not one of: auto, 1, 2, 3"));
@@ -138,17 +138,17 @@ TEST_CASE("core: every kind of bad input names the file and the key", "[core]") 
     try {
       LoadModel(Data(c.file));
       FAIL("expected an error");
-    } catch (const Error& e) {
+    } catch (const InvalidInput& e) {
       for (const char* text : c.expected) CHECK_THAT(std::string(e.what()), Contains(text));
     }
   }
   try {
     LoadGpuProfile(Data("invalid/gpu_nan.yaml"));
     FAIL("expected an error");
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     const std::string what = e.what();
     CHECK_THAT(what, Contains("peak.bf16: 'nan TFLOP/s' is not a FLOP rate"));
-    CHECK_THAT(what, Contains("efficiency.gemm_max: 1.7 is outside [0.01, 1]"));
-    CHECK_THAT(what, Contains("memory.capacity must be positive"));
+    CHECK_THAT(what, Contains("efficiency.gemm_max: must be in [0.01, 1], got 1.7"));
+    CHECK_THAT(what, Contains("memory.capacity: must be in (0, 1e+15] B, got 0 B"));
   }
 }

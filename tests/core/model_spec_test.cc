@@ -58,7 +58,7 @@ TEST_CASE("core: bad model input is reported whole, with file, key and line", "[
   try {
     LoadModel(file);
     FAIL("expected an error");
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     const std::string what = e.what();
     CHECK_THAT(what, Contains("model_bad_values.yaml:3:13: num_layers: -3 is below the minimum 1"));
     CHECK_THAT(what, Contains("mlp: 'relu' is not one of: swiglu, gelu"));

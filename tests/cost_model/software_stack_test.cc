@@ -22,7 +22,7 @@ TEST_CASE("cost_model: an unknown stack is an input error naming `stack`", "[cos
   try {
     LoadSoftwareStack("jax-pjit");
     FAIL("no error");
-  } catch (const Error& e) {
+  } catch (const InvalidInput& e) {
     REQUIRE(e.issues().size() == 1);
     CHECK(e.issues()[0].key == "stack");
   }

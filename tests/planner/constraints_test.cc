@@ -79,5 +79,5 @@ TEST_CASE("planner: bad constraints name the key", "[planner]") {
   CHECK_THROWS_WITH(ConstraintSet::Parse("tp"), Catch::Contains("operator"));
   CHECK_THROWS_WITH(ConstraintSet::Parse("tp<=1|2"), Catch::Contains("tp"));
   CHECK_THROWS_WITH(ConstraintSet::Parse("tp=8,,pp=2"), Catch::Contains("empty"));
-  CHECK_THROWS_AS(ConstraintSet::Parse("pp=-1"), Error);
+  CHECK_THROWS_AS(ConstraintSet::Parse("pp=-1"), InvalidInput);
 }

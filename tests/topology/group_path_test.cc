@@ -118,12 +118,12 @@ TEST_CASE("topology: sub-groups and degenerate groups", "[topology]") {
 }
 
 TEST_CASE("topology: placement checks world size and order", "[topology]") {
-  CHECK_THROWS_AS(ResolveGroupPath(test::DgxH100(2), Cfg(8, 1), ParallelDim::kDp), Error);
+  CHECK_THROWS_AS(ResolveGroupPath(test::DgxH100(2), Cfg(8, 1), ParallelDim::kDp), InvalidInput);
   ParallelConfig bad = Cfg(16, 1);
   bad.order = "tp-dp-xx";
-  CHECK_THROWS_AS(ResolveGroupPath(test::DgxH100(2), bad, ParallelDim::kDp), Error);
+  CHECK_THROWS_AS(ResolveGroupPath(test::DgxH100(2), bad, ParallelDim::kDp), InvalidInput);
   ParallelConfig ep = Cfg(16, 1, 1, 1, 3);
-  CHECK_THROWS_AS(ResolveGroupPath(test::DgxH100(2), ep, ParallelDim::kEp), Error);
+  CHECK_THROWS_AS(ResolveGroupPath(test::DgxH100(2), ep, ParallelDim::kEp), InvalidInput);
 }
 
 TEST_CASE("topology: placement follows the order, innermost first", "[topology]") {
@@ -153,5 +153,5 @@ TEST_CASE("topology: placement follows the order, innermost first", "[topology]"
 TEST_CASE("topology: a GPU profile without NVLink bandwidth is bad input, never an infinite time", "[topology]") {
   ClusterSpec c = test::DgxH100(1);
   c.gpu.nvlink_bandwidth = BytesPerSecond(0);
-  CHECK_THROWS_AS(ResolveGroupPath(c, Cfg(1, 8), ParallelDim::kTp), Error);
+  CHECK_THROWS_AS(ResolveGroupPath(c, Cfg(1, 8), ParallelDim::kTp), InvalidInput);
 }

@@ -225,7 +225,7 @@ TEST_CASE("topology: builders cover single switch, NVL domains and three tiers",
   CHECK(s.CountVertices(VertexKind::kLeaf) == 1);
   CHECK(s.SwitchHops(s.RouteBetween(0, 31)) == 1);
   small.nodes = 16;   // 128 NICs on a 64-port switch
-  CHECK_THROWS_AS(Topology::Build(small), Error);
+  CHECK_THROWS_AS(Topology::Build(small), InvalidInput);
 
   const Topology nvl = Topology::Build(test::Nvl72(2));
   CHECK(nvl.CountVertices(VertexKind::kNvSwitch) == 2);
