@@ -243,7 +243,7 @@ class EventReader {
       shown.push_back(Issue{file_, "traceEvents", 0, 0,
                             StrCat(problems_ - static_cast<int64_t>(issues_.size()), " more problems not shown")});
     }
-    throw Error(shown);
+    throw InvalidInput(shown);
   }
 
  private:
@@ -315,7 +315,7 @@ Json ParseStreaming(std::string_view text, const std::string& file, EventReader&
     std::string what = e.what();
     const size_t cut = what.find("] ");
     if (cut != std::string::npos) what = what.substr(cut + 2);
-    throw Error(file, "", StrCat("not valid JSON: ", what));
+    throw InvalidInput(file, "", StrCat("not valid JSON: ", what));
   }
 }
 
@@ -589,7 +589,7 @@ void CheckDevicePresent(const RawTrace& raw, const std::string& file, int device
   if (devices.count(device)) return;
   std::string list;
   for (int d : devices) list += (list.empty() ? "" : ", ") + std::to_string(d);
-  throw Error(file, "device",
+  throw InvalidInput(file, "device",
               StrCat(device, " has no GPU events; the trace has ",
                      list.empty() ? std::string("no GPU events") : "devices " + list));
 }
@@ -713,15 +713,15 @@ double LengthNotCovered(const std::vector<Interval>& a, const std::vector<Interv
 }
 
 StepTraceSummary ParseKinetoTrace(std::string_view text, const std::string& file, const TraceReadOptions& options) {
-  if (options.skip_steps < 0) throw Error(file, "skip_steps", StrCat(options.skip_steps, " must be >= 0"));
-  if (options.max_steps < 0) throw Error(file, "max_steps", StrCat(options.max_steps, " must be >= 0"));
+  if (options.skip_steps < 0) throw InvalidInput(file, "skip_steps", StrCat(options.skip_steps, " must be >= 0"));
+  if (options.max_steps < 0) throw InvalidInput(file, "max_steps", StrCat(options.max_steps, " must be >= 0"));
   RawTrace raw;
   EventReader reader(file, raw);
   const Json root = ParseStreaming(text, file, reader);
-  if (!root.is_object()) throw Error(file, "", "not a trace: the top level is not a JSON object");
+  if (!root.is_object()) throw InvalidInput(file, "", "not a trace: the top level is not a JSON object");
   auto events = root.find("traceEvents");
-  if (events == root.end()) throw Error(file, "traceEvents", "missing: not a Chrome/Kineto trace");
-  if (!events->is_array()) throw Error(file, "traceEvents", "not an array");
+  if (events == root.end()) throw InvalidInput(file, "traceEvents", "missing: not a Chrome/Kineto trace");
+  if (!events->is_array()) throw InvalidInput(file, "traceEvents", "not an array");
   reader.ThrowIfAny();
 
   StepTraceSummary s;
@@ -756,7 +756,7 @@ StepTraceSummary ParseKinetoTrace(std::string_view text, const std::string& file
 
   s.steps_found = static_cast<int>(steps.numbers.size());
   if (options.skip_steps >= s.steps_found) {
-    throw Error(file, "skip_steps",
+    throw InvalidInput(file, "skip_steps",
                 StrCat("skipping ", options.skip_steps, " warm-up steps leaves none: the trace has ", s.steps_found,
                        s.step_source == StepSource::kWholeTrace ? " step (no ProfilerStep markers)" : " steps"));
   }

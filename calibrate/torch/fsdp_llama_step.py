@@ -262,7 +262,7 @@ def main():
         "model_flops_per_step_per_gpu": flops,
         "mfu": flops / med / (a.peak_tflops * 1e12),
         "peak_memory_bytes": peak,
-        "final_loss": float(loss),
+        "final_loss": float(loss.detach()),
         "profiled_steps": a.profile_steps,
     }
     if rank == 0:
