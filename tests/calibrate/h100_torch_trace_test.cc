@@ -53,32 +53,44 @@ TEST_CASE("torch trace: the H100 FSDP Llama-3.2-1B step (mbs 2) as measured", "[
   CHECK(ClassBusy(d, KernelClass::kGemm) > ClassBusy(d, KernelClass::kAttention));
 }
 
-Report Predict(const std::string& gpu, int mbs, const SoftwareStack& stack) {
+struct HeldOut {
+  std::string gpu, model, summary;  // summary: under <gpu>-sxm/
+  int mbs;
+  int seq;
+};
+
+Report Predict(const HeldOut& h, const SoftwareStack& stack) {
   JobSpec job;
-  job.global_batch = mbs;
-  job.seq_len = 4096;
-  const AnalyticalEvaluator ev(LoadModel(std::string(PARASIM_SOURCE_DIR) + "/calibrate/torch/llama3.2-1b.yaml"),
-                               LoadCluster(Data(gpu + "-sxm/one-" + gpu + ".yaml")), job, stack);
-  return ev.Evaluate(ParseParallelConfig("dp=1,mbs=" + std::to_string(mbs) + ",sharding=zero3"));
+  job.global_batch = h.mbs;
+  job.seq_len = h.seq;
+  const AnalyticalEvaluator ev(LoadModel(std::string(PARASIM_SOURCE_DIR) + "/calibrate/torch/" + h.model + ".yaml"),
+                               LoadCluster(Data(h.gpu + "-sxm/one-" + h.gpu + ".yaml")), job, stack);
+  return ev.Evaluate(ParseParallelConfig("dp=1,mbs=" + std::to_string(h.mbs) + ",sharding=zero3"));
 }
 
-double MeasuredStep(const std::string& gpu, int mbs) {
-  const std::string text =
-      ReadMaybeGzipFile(Data(gpu + "-sxm/torch-fsdp-llama3.2-1b/mbs" + std::to_string(mbs) + "_summary.json"));
+double MeasuredStep(const HeldOut& h) {
+  const std::string text = ReadMaybeGzipFile(Data(h.gpu + "-sxm/" + h.summary));
   return nlohmann::json::parse(text).at("step_time_median_s").get<double>();
 }
 
-// The stack fitted to the mbs-2 trace predicts the held-out mbs-1 step (a
-// different activation / fixed-cost mix) better than the preset it refits.
-TEST_CASE("torch trace: the fitted eager stacks predict the held-out micro-batch", "[calibrate][data]") {
-  for (const std::string gpu : {"h100", "h200"}) {
-    const SoftwareStack fitted =
-        LoadSoftwareStackFile(Data(gpu + "-sxm/torch-fsdp-llama3.2-1b/pytorch-fsdp-eager-" + gpu + ".stack.yaml"));
+// The stack fitted to the mbs-2 Llama-3.2-1B trace predicts held-out steps
+// (another micro-batch, another sequence length, another model) better than
+// the preset it refits.
+TEST_CASE("torch trace: the fitted eager stacks predict held-out steps", "[calibrate][data]") {
+  const HeldOut cases[] = {
+      {"h100", "llama3.2-1b", "torch-fsdp-llama3.2-1b/mbs1_summary.json", 1, 4096},
+      {"h100", "llama3.2-1b", "torch-fsdp-llama3.2-1b/seq2048_mbs4_summary.json", 4, 2048},
+      {"h100", "llama3.2-3b", "torch-fsdp-llama3.2-3b/mbs1_summary.json", 1, 4096},
+      {"h200", "llama3.2-1b", "torch-fsdp-llama3.2-1b/mbs1_summary.json", 1, 4096},
+  };
+  for (const HeldOut& h : cases) {
+    const SoftwareStack fitted = LoadSoftwareStackFile(
+        Data(h.gpu + "-sxm/torch-fsdp-llama3.2-1b/pytorch-fsdp-eager-" + h.gpu + ".stack.yaml"));
     const SoftwareStack base = LoadSoftwareStack("pytorch-fsdp");
-    const double measured = MeasuredStep(gpu, 1);
-    const double err_fitted = Predict(gpu, 1, fitted).step_time.si() / measured - 1;
-    const double err_base = Predict(gpu, 1, base).step_time.si() / measured - 1;
-    INFO(gpu << ": held-out error fitted " << err_fitted << ", preset " << err_base);
+    const double measured = MeasuredStep(h);
+    const double err_fitted = Predict(h, fitted).step_time.si() / measured - 1;
+    const double err_base = Predict(h, base).step_time.si() / measured - 1;
+    INFO(h.gpu << " " << h.summary << ": held-out error fitted " << err_fitted << ", preset " << err_base);
     CHECK(std::abs(err_fitted) < std::abs(err_base));
     CHECK(std::abs(err_fitted) < 0.25);
   }
