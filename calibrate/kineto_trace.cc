@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/gzip_file.h"
 #include "core/error.h"
 
 namespace parasim::calibrate {
@@ -785,18 +786,7 @@ StepTraceSummary ParseKinetoTrace(std::string_view text, const std::string& file
 }
 
 StepTraceSummary ReadKinetoTrace(const std::string& path, const TraceReadOptions& options) {
-  static constexpr const char* kGzip =
-      "a gzip file (torch.profiler writes .pt.trace.json.gz); gunzip it and pass the .json";
-  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) throw InvalidInput(path, "", kGzip);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InvalidInput(path, "", "cannot read the file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
-  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b) {
-    throw InvalidInput(path, "", kGzip);
-  }
-  return ParseKinetoTrace(text, path, options);
+  return ParseKinetoTrace(ReadMaybeGzipFile(path), path, options);
 }
 
 }  // namespace parasim::calibrate

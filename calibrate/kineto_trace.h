@@ -189,7 +189,8 @@ struct StepTraceSummary {
 // event index or field, and the problem.
 StepTraceSummary ParseKinetoTrace(std::string_view text, const std::string& file, const TraceReadOptions& options);
 
-// Reads and parses a trace file; a gzip file is rejected with a hint to gunzip it.
+// Reads and parses a trace file, gzip-compressed (.json.gz) or not
+// (calibrate/gzip_file.h).
 StepTraceSummary ReadKinetoTrace(const std::string& path, const TraceReadOptions& options);
 
 }  // namespace parasim::calibrate

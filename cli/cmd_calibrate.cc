@@ -22,7 +22,9 @@
 #include "calibrate/collective_measurements.h"
 #include "calibrate/collective_profile.h"
 #include "calibrate/kineto_trace.h"
+#include "calibrate/nccl_bench_data.h"
 #include "calibrate/nccl_tests_log.h"
+#include "cli/cmd_calibrate_device.h"
 #include "cli/cmd_calibrate_fit_stack.h"
 #include "cli/command.h"
 #include "core/check.h"
@@ -123,7 +125,7 @@ void ImportNcclTests(const ImportOptions& opt, const OutputOptions& out) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   std::ostringstream os;
   for (const std::string& log : opt.logs) {
-    for (const NcclTestsTable& t : LoadNcclTestsLog(log)) {
+    for (const NcclTestsTable& t : LoadCollectiveMeasurements(log)) {
       const AlphaBetaFit f = FitAlphaBeta(t, fit_opt);
       nlohmann::ordered_json j;
       j["file"] = t.file;
@@ -459,7 +461,7 @@ const CommandRegistration kCalibrate{
       run->add_flag("--quick", *quick, "A short subset (minutes less)");
 
       CLI::App* imp = cmd.add_subcommand("import-nccl-tests", "Fit alpha-beta per collective to nccl-tests logs");
-      imp->add_option("logs", import->logs, "nccl-tests stdout logs")->required()->check(CLI::ExistingFile);
+      imp->add_option("logs", import->logs, "nccl-tests stdout logs or `calibrate nccl` JSON files")->required()->check(CLI::ExistingFile);
       imp->add_option("--min-size", import->min_size, "Fit only rows at least this size (e.g. 16MiB)")
           ->capture_default_str();
       imp->add_option("--max-size", import->max_size, "Fit only rows at most this size")->capture_default_str();
@@ -468,7 +470,7 @@ const CommandRegistration kCalibrate{
 
       CLI::App* tr = cmd.add_subcommand(
           "import-trace", "Summarize the steps of a PyTorch profiler (Kineto) trace or a parasim --trace timeline");
-      tr->add_option("--trace", trace->trace, "Chrome trace JSON (export_chrome_trace; gunzip .json.gz first)")
+      tr->add_option("--trace", trace->trace, "Chrome trace JSON (export_chrome_trace), or gzipped (.json.gz)")
           ->required()
           ->check(CLI::ExistingFile);
       tr->add_option("--skip-steps", trace->skip_steps, "Leave out the first K steps (warm-up)")
@@ -503,6 +505,7 @@ const CommandRegistration kCalibrate{
       imp2->add_option("-o,--output", out->output_file, "Write the JSON to FILE (whole or not at all)");
 
       const std::function<void()> fit_stack = AddFitStackSubcommand(cmd);
+      const std::function<void()> device = AddDeviceSubcommands(cmd);
 
       return std::function<void()>([=] {
         if (run->parsed()) RunMicrobenchmarks(*run_dir, *quick);
@@ -526,6 +529,7 @@ const CommandRegistration kCalibrate{
           }
         }
         fit_stack();
+        device();
       });
     }};
 

@@ -80,7 +80,7 @@ std::function<void()> AddFitStackSubcommand(CLI::App& calibrate) {
   CLI::App* cmd = calibrate.add_subcommand(
       "fit-stack",
       "Refit a software-stack profile to a profiler trace of one real step (writes a stack YAML for --stack)");
-  cmd->add_option("--trace", opt->trace, "Chrome trace JSON of the traced run (gunzip .json.gz first)")
+  cmd->add_option("--trace", opt->trace, "Chrome trace JSON of the traced run, or gzipped (.json.gz)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--config", opt->config, "The traced run's parallel config \"dp=..,tp=..,...\"")->required();

@@ -14,6 +14,7 @@
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/report_format.h"
+#include "simulator/schedule_export.h"
 #include "simulator/simulate.h"
 
 namespace parasim::cli {
@@ -58,6 +59,7 @@ const CommandRegistration kSimulate{
       auto stragglers = std::make_shared<std::vector<std::string>>();
       auto background = std::make_shared<std::vector<std::string>>();
       auto tier_c = std::make_shared<std::string>();
+      auto schedule = std::make_shared<std::string>();
       AddSpecOptions(cmd, *spec, /*need_batch=*/true);
       cmd.add_option("--config", *config,
                      "Parallel config \"dp=..,tp=..,pp=..,cp=..,ep=..,mbs=..,sharding=..,recompute=..,sp=..,vpp=..,"
@@ -76,8 +78,10 @@ const CommandRegistration kSimulate{
                      "Tier C schedule: step (each collective as its NCCL step schedule; default up to 16,384 GPUs) "
                      "or coarse (one flow set per collective; default up to 65,536)")
           ->check(CLI::IsMember({"step", "coarse"}));
+      cmd.add_option("--export-schedule", *schedule,
+                     "Write the step's schedule as JSON for the CUDA reference step (calibrate step)");
       AddOutputOptions(cmd, *out);
-      return std::function<void()>([spec, out, config, fidelity, trace, stragglers, background, tier_c] {
+      return std::function<void()>([spec, out, config, fidelity, trace, stragglers, background, tier_c, schedule] {
         const ParallelConfig cfg = ParseParallelConfig(*config, "--config");
         const bool simulated = *fidelity != "analytical";
         if (!simulated && (!trace->empty() || !stragglers->empty() || !background->empty())) {
@@ -110,6 +114,12 @@ const CommandRegistration kSimulate{
           }
         } else {
           report = evaluator.Evaluate(cfg);
+        }
+        if (!schedule->empty()) {
+          OutputOptions schedule_out;
+          schedule_out.output_file = *schedule;
+          WriteOutput(schedule_out, simulator::ScheduleJson(evaluator.BuildWorkload(cfg), evaluator.model(),
+                                                            evaluator.job(), report));
         }
         switch (out->Parsed()) {
           case Format::kJson: {

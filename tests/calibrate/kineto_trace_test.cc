@@ -9,8 +9,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
+#include "calibrate/gzip_file.h"
 #include "core/error.h"
 
 namespace parasim::calibrate {
@@ -325,16 +327,43 @@ TEST_CASE("kineto: bad files name the file, the event and the problem", "[calibr
     CHECK(e.issues()[1].key == "traceEvents[2]");
   }
   CHECK_THROWS_WITH(ReadKinetoTrace(Fixture("does-not-exist.json"), opt), Contains("cannot read"));
-  CHECK_THROWS_WITH(ReadKinetoTrace(Fixture("fsdp_two_steps.json.gz"), opt), Contains("gunzip"));
-  // A gzip file under a .json name is caught by its magic bytes.
+  CHECK_THROWS_WITH(ReadKinetoTrace(Fixture("does-not-exist.json.gz"), opt), Contains("cannot read"));
+  // A gzip file is known by its magic bytes, whatever its name; a truncated
+  // one is an error naming the file (a build without zlib says to gunzip it).
   const std::filesystem::path gz =
       std::filesystem::temp_directory_path() / ("parasim_trace_" + std::to_string(::getpid()) + ".json");
   {
     std::ofstream f(gz, std::ios::binary);
     f << "\x1f\x8b\x08";
   }
-  CHECK_THROWS_WITH(ReadKinetoTrace(gz.string(), opt), Contains(gz.string()) && Contains("gunzip"));
+  CHECK_THROWS_WITH(ReadKinetoTrace(gz.string(), opt),
+                    Contains(gz.string()) && Contains(GzipSupported() ? "corrupt gzip" : "gunzip"));
   std::filesystem::remove(gz);
+}
+
+TEST_CASE("kineto trace: a gzipped trace reads as the plain one", "[calibrate][trace]") {
+  if (!GzipSupported()) return;  // built without zlib: the error case above covers it
+  TraceReadOptions opt;
+  const StepTraceSummary plain = ReadKinetoTrace(Fixture("fsdp_two_steps.json"), opt);
+  const StepTraceSummary gz = ReadKinetoTrace(Fixture("fsdp_two_steps.json.gz"), opt);
+  CHECK(gz.gpu_events == plain.gpu_events);
+  CHECK(gz.steps_found == plain.steps_found);
+  REQUIRE(gz.mean.devices.size() == plain.mean.devices.size());
+  CHECK(gz.mean.devices[0].busy.si() == plain.mean.devices[0].busy.si());
+  CHECK(gz.mean.devices[0].exposed_comm.si() == plain.mean.devices[0].exposed_comm.si());
+  // Two gzip members back to back (`cat a.gz b.gz`) inflate to both texts:
+  // the trace twice is no longer one JSON document.
+  const std::filesystem::path twice =
+      std::filesystem::temp_directory_path() / ("parasim_trace2_" + std::to_string(::getpid()) + ".json.gz");
+  {
+    std::ifstream in(Fixture("fsdp_two_steps.json.gz"), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::ofstream out(twice, std::ios::binary);
+    out << ss.str() << ss.str();
+  }
+  CHECK(ReadMaybeGzipFile(twice.string()).size() == 2 * ReadMaybeGzipFile(Fixture("fsdp_two_steps.json")).size());
+  std::filesystem::remove(twice);
 }
 
 TEST_CASE("kineto trace: interference from same-name kernels beside NCCL and alone", "[calibrate][trace]") {
