@@ -297,7 +297,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.lcm = MakeLayerCostModel(s.model, d, s.stack, job.seq_len);
   s.lcm.attention = ak;
   s.lcm.stack = &s.stack;
-  s.act = LayerActivationPerToken(s.model, s.stack.dropout);
+  s.act = LayerActivationPerToken(s.model, s.stack);
   // Unfused attention keeps score-sized tensors per token: a·s elements × bytes.
   s.score_bytes_per_token = ak.fused ? 0.0 : static_cast<double>(model.num_attention_heads) * job.seq_len *
                                                  ak.score_bytes_saved;
@@ -576,7 +576,7 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   const double layer_activation = LayerActivationBytes(act, T, c.tp, c.sequence_parallel, c.recompute) + scores;
   const double working_bytes =
       c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(act, T, c.tp, c.sequence_parallel) : 0.0;
-  const double logits_bytes = T * lcm.vocab / c.tp * stack.logits_bytes_per_element;
+  const double logits_bytes = LossBytes(stack, T, lcm.vocab, c.tp);
   for (int s = 0; s < pp; ++s) {
     const bool first = s == 0, last = s == pp - 1;
     const int L = stage_layers[s];

@@ -64,8 +64,21 @@ constexpr Field<St> kStackFields[] = {
       {"nccl_channels", &St::nccl_channels, 1, kMaxCount, "SMs an overlapping NCCL kernel takes"},
       {"nccl_memory_passes", &St::nccl_memory_passes, 0, kNoMax, "HBM bytes per NCCL bus byte"},
       {"separate_compute_copy", &St::separate_compute_copy, 0, 0, "bf16 copy beside fp32 params"},
-      {"reserve_bytes", &St::reserve_bytes, 0, kNoMax, "CUDA context, NCCL buffers, workspaces"},
+      {"reserve_bytes", &St::reserve_bytes, 0, kNoMax, "NCCL buffers, workspaces"},
+      {"cuda_context_bytes", &St::cuda_context_bytes, 0, kNoMax, "CUDA context (nvidia-smi, not allocated)"},
       {"fragmentation", &St::fragmentation, 1, kNoMax, "allocator factor on dynamic memory (>= 1)"},
+      {"activation_bytes", &St::activation_bytes, 1, 8, "saved-activation dtype bytes (2 bf16, 4 fp32)"},
+      {"optimizer_temp_bytes", &St::optimizer_temp_bytes, 0, kNoMax, "bytes/param: optimizer-step temporaries"},
+      {"grad_bucket_elements", &St::grad_bucket_elements, 0, kNoMax, "gradient bucket; 0 = one layer"},
+      {"flatten_grad_buckets", &St::flatten_grad_buckets, 0, 0, "ddp/zero1: flat bucket copy to reduce"},
+      {"live_param_elements", &St::live_param_elements, 0, kNoMax, "zero3: cap on gathered params; 0 none"},
+      {"loss_chunk_tokens", &St::loss_chunk_tokens, 0, kNoMax, "chunked loss: tokens of logits at once"},
+      {"supports_zero1", &St::supports_zero1, 0, 0, "planner: optimizer-state sharding"},
+      {"supports_fsdp", &St::supports_fsdp, 0, 0, "planner: zero2 / zero3 / hsdp"},
+      {"supports_sharding_with_pp", &St::supports_sharding_with_pp, 0, 0, "planner: zero2/3 with pp > 1"},
+      {"supports_cp", &St::supports_cp, 0, 0, "planner: context parallelism"},
+      {"supports_interleaved", &St::supports_interleaved, 0, 0, "planner: interleaved schedule"},
+      {"supports_zero_bubble", &St::supports_zero_bubble, 0, 0, "planner: zero-bubble schedule"},
       {"fsdp_pp_accumulate_unsharded", &St::fsdp_pp_accumulate_unsharded, 0, 0, "pp>1: gather/reduce once per step"},
       {"overlap_param_gather", &St::overlap_param_gather, 0, 0, "zero1: gather under next forward"},
       {"overlap_grad_reduce", &St::overlap_grad_reduce, 0, 0, "ddp/zero1: reduce under backward"},
@@ -85,10 +98,8 @@ constexpr Field<Ak> kAttentionFields[] = {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18,
-                                s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35,
-                                s36, s37] = s;
-  static_assert(std::size(kStackFields) == 37 - 4, "all but name, description, nccl_version, attention_by_arch");
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50] = s;
+  static_assert(std::size(kStackFields) == 50 - 4, "all but name, description, nccl_version, attention_by_arch");
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
   static_assert(std::size(kAttentionFields) == 7 - 1, "all but name");
 }
