@@ -66,6 +66,7 @@ struct PlanResult {
   int64_t scored = 0;                    // scorer calls over the space
   int64_t feasible = 0;                  // scored and fit
   std::map<std::string, int64_t> rejected;   // reason -> count (space cuts, scorer's reasons, dominance)
+  double gpu_capacity_bytes = 0;         // the card's memory as nvidia-smi shows it (0: unknown, no column)
 };
 
 // The general form: any scorer (tests inject one). With a `rescorer` the best
