@@ -320,6 +320,7 @@ AnalyticalEvaluator& AnalyticalEvaluator::operator=(AnalyticalEvaluator&&) noexc
 const ModelSpec& AnalyticalEvaluator::model() const { return impl_->model; }
 const ClusterSpec& AnalyticalEvaluator::cluster() const { return impl_->cluster; }
 const JobSpec& AnalyticalEvaluator::job() const { return impl_->job; }
+const SoftwareStack& AnalyticalEvaluator::stack() const { return impl_->stack; }
 
 Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const {
   try {

@@ -115,9 +115,12 @@ SoftwareStack PyTorchFsdp() {
   // exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs): one fp32 temporary per parameter.
   s.optimizer_temp_bytes = 4;
   // FSDP1 (torch/distributed/fsdp/api.py): FULL_SHARD / SHARD_GRAD_OP /
-  // HYBRID_SHARD / NO_SHARD; no optimizer-only sharding; pipelining and CP
-  // come from torch.distributed (pipelining, experimental _attention).
-  s.supports_zero1 = false;
+  // HYBRID_SHARD / NO_SHARD; optimizer-only sharding through DDP +
+  // torch.distributed.optim.ZeroRedundancyOptimizer; CP from
+  // torch.distributed's experimental _attention. Zero-bubble schedules
+  // (torch.distributed.pipelining ScheduleInterleavedZeroBubble/ZBV) arrived
+  // after PyTorch 2.3 (pipelining itself is new in 2.4).
+  s.supports_zero1 = true;
   s.supports_zero_bubble = false;
   // PyTorch 2.3 ships NCCL 2.20.5: tree AllReduce; AllGather/ReduceScatter
   // ring-only across nodes (DESIGN.md §4); the algorithm set follows from the
@@ -150,6 +153,9 @@ SoftwareStack PyTorchFsdp2() {
   s.nccl_version = 22602;
   // torchtitan builds AdamW fused (above): no foreach temporaries.
   s.optimizer_temp_bytes = 0;
+  // PyTorch 2.7's torch.distributed.pipelining has the zero-bubble schedules
+  // (ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble).
+  s.supports_zero_bubble = true;
   return s;
 }
 

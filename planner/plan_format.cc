@@ -118,7 +118,7 @@ std::string PeakBesideUsable(const Report& p, double capacity_bytes) {
 
 std::string PlanToTable(const PlanResult& r, const PlanExtras& extras) {
   std::string out = StrCat("objective: ", ToString(r.objective.objective), " (", ObjectiveUnit(r.objective.objective, r.objective.tokens),
-                           ")  gpus: ", r.gpus, "  searched: ", r.searched, "  scored: ", r.scored,
+                           ")  gpus: ", r.gpus, "  space: ", r.space_size, "  searched: ", r.searched, "  scored: ", r.scored,
                            "  feasible: ", r.feasible, "  ranked by: ",
                            r.plans.empty() ? "analytical" : ToString(r.plans.front().fidelity), "\n");
   if (!r.rejected.empty()) {
@@ -151,6 +151,17 @@ std::string PlanToTable(const PlanResult& r, const PlanExtras& extras) {
                     Fixed(p.power_per_gpu.si(), 0), Fixed(p.tokens_per_joule, 3), p.config.ToString()});
   }
   out += RenderTable(header, rows);
+  bool any_equivalent = false;
+  for (size_t i = 0; i < r.equivalents.size() && i < r.plans.size(); ++i) {
+    if (r.equivalents[i].empty()) continue;
+    if (!any_equivalent) out += "equivalent plans (every metric equal; shown once, differing keys):\n";
+    any_equivalent = true;
+    constexpr size_t kShown = 6;
+    out += StrCat("  #", i + 1, " =");
+    for (size_t k = 0; k < r.equivalents[i].size() && k < kShown; ++k) out += StrCat(k ? " | " : " ", r.equivalents[i][k]);
+    if (r.equivalents[i].size() > kShown) out += StrCat(" (+", r.equivalents[i].size() - kShown, " more)");
+    out += "\n";
+  }
   if (capacity) {
     out += "peak: the allocator's peak over the step's phases; usable: the card's memory less the stack's CUDA "
            "context and reserve; ! = within 5% of usable\n";

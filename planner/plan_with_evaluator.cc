@@ -7,7 +7,10 @@
 
 namespace parasim::planner {
 
-PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& options) {
+PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& stack_free_options) {
+  // The space is what the stack's framework supports.
+  PlanOptions options = stack_free_options;
+  options.space = SpaceFor(evaluator.stack(), options.space);
   const Scorer scorer = [&evaluator](const ParallelConfig& c) { return evaluator.Evaluate(c); };
   const double capacity = evaluator.cluster().gpu.hbm_capacity.si();
   if (options.fidelity == Fidelity::kAnalytical) {
