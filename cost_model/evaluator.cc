@@ -718,7 +718,8 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   rep.tokens_per_s = tokens / step;
   rep.tokens_per_s_per_gpu = rep.tokens_per_s / world;
   const double model_flops = model_flops_per_token * tokens;
-  const double hw_flops = lcm.flops.HardwareFlopsPerToken(job.seq_len, c.recompute) * tokens;
+  const double hw_flops =
+      lcm.flops.HardwareFlopsPerToken(job.seq_len, c.recompute, stack.sac_matmul_recompute_fraction) * tokens;
   rep.tflops_per_gpu = model_flops / step / world / 1e12;
   rep.hardware_tflops_per_gpu = hw_flops / step / world / 1e12;
   rep.mfu = model_flops / (step * world * peak_flops);

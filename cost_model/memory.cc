@@ -36,7 +36,9 @@ double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, 
   const double t = static_cast<double>(tp);
   switch (recompute) {
     case RecomputeMode::kNone: return LayerWorkingBytes(a, tokens, tp, sp);
-    case RecomputeMode::kSelective: return LayerWorkingBytes(a, tokens, tp, sp) - tokens * a.attention_out / t;
+    case RecomputeMode::kSelective:
+      if (a.sac_saved > 0) return tokens * ((sp ? a.layer_input / t : a.layer_input) + a.sac_saved / t);
+      return LayerWorkingBytes(a, tokens, tp, sp) - tokens * a.attention_out / t;
     case RecomputeMode::kFull: return tokens * (sp ? a.layer_input / t : a.layer_input);
   }
   return LayerWorkingBytes(a, tokens, tp, sp);
@@ -203,6 +205,23 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
   a.split *= scale;
   a.layer_input *= scale;
   a.attention_out *= scale;
+  const double f = stack.sac_matmul_recompute_fraction;
+  if (f > 0) {
+    // Op-level SAC keeps the checkpoint's input, the attention output (and
+    // its per-row logsumexp, negligible) and the outputs of the matmuls it
+    // does not recompute: q (a·d), k and v (2·g·d), the output projection
+    // (h), the MLP's up projections (2f SwiGLU, f GELU) and down (h).
+    const double h = static_cast<double>(model.hidden_size);
+    const double ad = static_cast<double>(model.num_attention_heads * model.HeadDim());
+    const double gd = static_cast<double>((model.num_kv_heads > 0 ? model.num_kv_heads : model.num_attention_heads) *
+                                          model.HeadDim());
+    const double ffn = static_cast<double>(model.IsMoe() ? (model.moe_ffn_hidden_size > 0 ? model.moe_ffn_hidden_size
+                                                                                           : model.ffn_hidden_size) *
+                                                               model.experts_per_token
+                                                         : model.ffn_hidden_size);
+    const double matmul_out = ad + 2.0 * gd + h + (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * ffn + h;
+    a.sac_saved = stack.activation_bytes * ((1.0 - f) * matmul_out + ad);
+  }
   return a;
 }
 

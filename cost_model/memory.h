@@ -31,6 +31,10 @@ struct ActivationPerToken {
   double split = 0;
   double layer_input = 0;    // what full recomputation keeps (2h)
   double attention_out = 0;  // what selective recomputation drops (2·a·d)
+  // Op-level SAC (stack.sac_matmul_recompute_fraction > 0): what a layer keeps
+  // per token under recompute=selective, all split by tp but the layer input
+  // (0 = attention-only selective).
+  double sac_saved = 0;
 };
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, bool dropout = false);
 // The stack's activation dtype (`activation_bytes`, 2 = bf16/fp16, 4 = fp32)

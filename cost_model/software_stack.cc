@@ -186,6 +186,9 @@ SoftwareStack Torchtitan() {
   SoftwareStack s = PyTorchFsdp2();
   s.name = "torchtitan";
   s.description = "torchtitan: FSDP2 + torch.compile blocks, eager fp32 loss, op-level SAC, torch pipelining";
+  // SelectiveAC._wrap_block's policy: save compute/comm ops (mm, flash
+  // attention) "except every second mm/linear"; everything else recomputed.
+  s.sac_matmul_recompute_fraction = 0.5;
   s.supports_zero_bubble = true;
   return s;
 }

@@ -86,6 +86,12 @@ struct SoftwareStack {
   bool flatten_grad_buckets = false;   // ddp/zero1: a flat copy of a bucket is made to reduce it (DeepSpeed)
   double live_param_elements = 0;      // zero3: cap on gathered parameters (stage3_max_live_parameters); 0 none
   double loss_chunk_tokens = 0;        // fused linear-CE: tokens whose logits exist at once; 0 = micro-batch
+  // What recompute=selective means in this framework. 0: attention-only
+  // (Korthikanti et al. 2022, Megatron): the attention core is recomputed, its
+  // s-sized inputs dropped. > 0: op-level SAC (torchtitan): attention and the
+  // other matmuls' outputs are saved, this fraction of the matmuls and every
+  // pointwise op recomputed (torchtitan: every other mm, 0.5).
+  double sac_matmul_recompute_fraction = 0;
 
   // What the framework supports: the planner searches only these.
   bool supports_zero1 = true;          // optimizer-state sharding (Megatron distributed optimizer, ZeRO-1)
