@@ -24,6 +24,7 @@
 #include "cost_model/flops.h"
 #include "cost_model/layer_cost.h"
 #include "cost_model/memory.h"
+#include "cost_model/straggler.h"
 #include "cost_model/overlap.h"
 #include "cost_model/power.h"
 #include "cost_model/software_stack.h"
@@ -710,7 +711,9 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
     extra_max = std::max(extra_max, stage(s).extra);
   }
   const double pipeline = PipelineSeconds(per_mb.data(), pp, m, v);
-  const double step = pipeline + extra_max;
+  // The slowest of the world's GPUs paces every synchronisation (straggler.h).
+  const double straggle = StragglerSeconds(stack.straggler_sigma, world, stage(crit).compute);
+  const double step = pipeline + extra_max + straggle;
   const StageResult& cs = stage(crit);
 
   const double tokens = static_cast<double>(job.TokensPerStep());
@@ -792,6 +795,7 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
 
   // --- the workload the simulator replays ---
   if (wl) {
+    wl->straggler_s = straggle;
     wl->config = c;
     wl->num_micro_batches = m;
     wl->virtual_stages = v;

@@ -111,6 +111,12 @@ SoftwareStack PyTorchFsdp() {
   s.cuda_context_bytes = 0.5e9;
   s.fragmentation = 1.05;  // PyTorch caching allocator slack (ASSUMPTION)
   s.fsdp_pp_accumulate_unsharded = true;
+  // Sinha et al. SC'22 (arXiv:2208.11035): 8% average performance variation
+  // (range over a cluster's GPUs) on compute-bound kernels across Summit's
+  // ~27,648 V100. A Gaussian's expected range over n draws ≈ 2σ·sqrt(2 ln n):
+  // σ = 0.08 / (2·sqrt(2 ln 27648)) = 0.0089. Hardware, not framework, so
+  // every preset inherits it (megatron-core sets it below as well).
+  s.straggler_sigma = 0.0089;
   // foreach AdamW (torch/optim/adamw.py, _multi_tensor_adamw) materialises
   // exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs): one fp32 temporary per parameter.
   s.optimizer_temp_bytes = 4;
@@ -239,6 +245,7 @@ SoftwareStack MegatronCore() {
   s.fragmentation = 1.05;
   s.overlap_param_gather = true;   // --overlap-param-gather (recommended in Megatron-LM README)
   s.reserve_bytes = 2.0e9;        // as pytorch-fsdp: NCCL buffers + workspaces (ASSUMPTION)
+  s.straggler_sigma = 0.0089;     // as pytorch-fsdp (Sinha et al. SC'22)
   s.cuda_context_bytes = 0.5e9;
   // NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553: DDP bucket
   // max(40000000, 1000000·dp) parameters (megatron/core/distributed/

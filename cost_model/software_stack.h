@@ -92,6 +92,9 @@ struct SoftwareStack {
   // other matmuls' outputs are saved, this fraction of the matmuls and every
   // pointwise op recomputed (torchtitan: every other mm, 0.5).
   double sac_matmul_recompute_fraction = 0;
+  // Relative spread (σ) of sustained compute speed between GPUs of one SKU:
+  // the step waits for the slowest synchronising rank (cost_model/straggler.h).
+  double straggler_sigma = 0.0089;
 
   // What the framework supports: the planner searches only these.
   bool supports_zero1 = true;          // optimizer-state sharding (Megatron distributed optimizer, ZeRO-1)
