@@ -26,6 +26,7 @@
 #include "cost_model/evaluator_workload.h"
 #include "cost_model/power.h"
 #include "cost_model/software_stack.h"
+#include "cost_model/straggler.h"
 
 namespace parasim {
 
@@ -80,7 +81,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.lcm = MakeLayerCostModel(s.model, d, s.stack, job.seq_len);
   s.lcm.attention = ak;
   s.lcm.stack = &s.stack;
-  s.act = LayerActivationPerToken(s.model, s.stack.dropout);
+  s.act = LayerActivationPerToken(s.model, s.stack);
   // Unfused attention keeps score-sized tensors per token: a·s elements × bytes.
   s.score_bytes_per_token = ak.fused ? 0.0 : static_cast<double>(model.num_attention_heads) * job.seq_len *
                                                  ak.score_bytes_saved;
@@ -103,6 +104,7 @@ AnalyticalEvaluator& AnalyticalEvaluator::operator=(AnalyticalEvaluator&&) noexc
 const ModelSpec& AnalyticalEvaluator::model() const { return impl_->model; }
 const ClusterSpec& AnalyticalEvaluator::cluster() const { return impl_->cluster; }
 const JobSpec& AnalyticalEvaluator::job() const { return impl_->job; }
+const SoftwareStack& AnalyticalEvaluator::stack() const { return impl_->stack; }
 
 Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const {
   try {
@@ -163,10 +165,16 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   TimeStages(*this, c, cs, units, comm, stage_layers, &stages);
   thread_local MemoryPlan memory;
   SizeStageMemory(*this, c, cs, units, stage_layers, &memory);
-  const PipelineStep step = ComposePipeline(stages, cs);
+  PipelineStep step = ComposePipeline(stages, cs);
+  // The slowest of the world's GPUs paces every synchronisation (straggler.h).
+  const double straggle = StragglerSeconds(stack.straggler_sigma, cs.world, stages.Of(step.critical).compute);
+  step.step_s += straggle;
   FinishAnalyticalReport(*this, c, cs, stages, step, memory, &rep);
 
-  if (wl) BuildStepWorkload(*this, c, cs, units, comm, *record, stage_layers, stages, memory, wl);
+  if (wl) {
+    BuildStepWorkload(*this, c, cs, units, comm, *record, stage_layers, stages, memory, wl);
+    wl->straggler_s = straggle;
+  }
   return rep;
 }
 

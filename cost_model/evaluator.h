@@ -39,6 +39,7 @@ class AnalyticalEvaluator {
   const ModelSpec& model() const;
   const ClusterSpec& cluster() const;
   const JobSpec& job() const;
+  const SoftwareStack& stack() const;
 
  private:
   struct Impl;

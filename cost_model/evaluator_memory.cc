@@ -12,7 +12,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   const double layer_activation = LayerActivationBytes(d.act, T, c.tp, c.sequence_parallel, c.recompute) + scores;
   const double working_bytes =
       c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act, T, c.tp, c.sequence_parallel) : 0.0;
-  const double logits_bytes = T * d.lcm.vocab / c.tp * d.stack.logits_bytes_per_element;
+  const double logits_bytes = LossBytes(d.stack, T, d.lcm.vocab, c.tp);
   out->stage_bytes.resize(cs.pp);
   out->peak_stage = 0;
   for (int s = 0; s < cs.pp; ++s) {

@@ -102,7 +102,8 @@ StepFlops StepFlopsOf(const EvaluatorData& d, const ParallelConfig& c) {
   StepFlops f;
   f.tokens = static_cast<double>(d.job.TokensPerStep());
   f.model = d.model_flops_per_token * f.tokens;
-  f.hardware = d.lcm.flops.HardwareFlopsPerToken(d.job.seq_len, c.recompute) * f.tokens;
+  f.hardware =
+      d.lcm.flops.HardwareFlopsPerToken(d.job.seq_len, c.recompute, d.stack.sac_matmul_recompute_fraction) * f.tokens;
   return f;
 }
 

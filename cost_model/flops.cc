@@ -31,12 +31,14 @@ double ModelFlops::ModelFlopsPerToken(int64_t seq_len) const {
   return 6.0 * n_matmul + 12.0 * static_cast<double>(num_layers) * attn_width * static_cast<double>(seq_len);
 }
 
-double ModelFlops::HardwareFlopsPerToken(int64_t seq_len, RecomputeMode recompute) const {
+double ModelFlops::HardwareFlopsPerToken(int64_t seq_len, RecomputeMode recompute, double sac_fraction) const {
   const double attention_fwd = 4.0 * attn_width * static_cast<double>(seq_len);
   const double L = static_cast<double>(num_layers);
   switch (recompute) {
     case RecomputeMode::kNone: return ModelFlopsPerToken(seq_len);
-    case RecomputeMode::kSelective: return ModelFlopsPerToken(seq_len) + L * attention_fwd;
+    case RecomputeMode::kSelective:
+      if (sac_fraction > 0) return ModelFlopsPerToken(seq_len) + L * sac_fraction * 2.0 * w.Layer();
+      return ModelFlopsPerToken(seq_len) + L * attention_fwd;
     case RecomputeMode::kFull: return ModelFlopsPerToken(seq_len) + L * (2.0 * w.Layer() + attention_fwd);
   }
   return ModelFlopsPerToken(seq_len);

@@ -31,7 +31,9 @@ struct ModelFlops {
   // DESIGN.md §4: 6·N_matmul + 12·L·(a·d)·s.
   double ModelFlopsPerToken(int64_t seq_len) const;
   // Model FLOPs plus the recomputed forward (selective: attention core; full: every layer).
-  double HardwareFlopsPerToken(int64_t seq_len, RecomputeMode recompute) const;
+  // `sac_fraction` > 0: selective is op-level SAC recomputing that fraction
+  // of the matmuls (SoftwareStack::sac_matmul_recompute_fraction), not attention.
+  double HardwareFlopsPerToken(int64_t seq_len, RecomputeMode recompute, double sac_fraction = 0) const;
 };
 
 ModelFlops CountModelFlops(const ModelSpec& model);

@@ -144,7 +144,19 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   u.fwd_bytes = elem_fwd + attn_bytes_fwd + s.copy_passes_forward * copy_bytes;
   u.bwd_bytes = 2.0 * elem_fwd + attn_bytes_bwd + s.copy_passes_backward * copy_bytes;
   // Recomputation: selective re-runs the attention core, full the whole forward.
-  if (c.recompute == RecomputeMode::kSelective) {
+  if (c.recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction > 0) {
+    // Op-level SAC: the attention output is saved; a fraction of the matmuls
+    // and every pointwise op run again (with their launches).
+    const double k = s.sac_matmul_recompute_fraction;
+    KernelSeconds again;
+    again.gemm = k * u.fwd.gemm;
+    again.elementwise = u.fwd.elementwise - MemorySeconds(d, attn_bytes_fwd);
+    again.launch = u.fwd.launch;
+    u.recompute_s = again.Total();
+    u.bwd += again;
+    u.bwd_flops += k * (f.qkv + f.out_proj + f.mlp);
+    u.bwd_bytes += elem_fwd;
+  } else if (c.recompute == RecomputeMode::kSelective) {
     // The attention core again (unfused: with its score traffic).
     const double again = u.fwd.attention + MemorySeconds(d, attn_bytes_fwd);
     u.recompute_s = again;

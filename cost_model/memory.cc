@@ -36,7 +36,9 @@ double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, 
   const double t = static_cast<double>(tp);
   switch (recompute) {
     case RecomputeMode::kNone: return LayerWorkingBytes(a, tokens, tp, sp);
-    case RecomputeMode::kSelective: return LayerWorkingBytes(a, tokens, tp, sp) - tokens * a.attention_out / t;
+    case RecomputeMode::kSelective:
+      if (a.sac_saved > 0) return tokens * ((sp ? a.layer_input / t : a.layer_input) + a.sac_saved / t);
+      return LayerWorkingBytes(a, tokens, tp, sp) - tokens * a.attention_out / t;
     case RecomputeMode::kFull: return tokens * (sp ? a.layer_input / t : a.layer_input);
   }
   return LayerWorkingBytes(a, tokens, tp, sp);
@@ -61,76 +63,182 @@ double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int m, int vpp, i
   return 1.0;
 }
 
-MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
-  MemoryEstimate e;
-  const double P = in.params.dense;
-  const double E = in.params.expert;
-  const double S = std::max(1, in.shard_group);
-  const double Se = std::max(1, in.expert_shard_group);
-  const double sharded = P / S + E / Se;   // parameters in this GPU's shard
-  const double local = P + E;              // parameters of the stage on this GPU
-  const double layer = in.params.largest_layer;
-  const double bf16 = s.compute_param_bytes;
-  const double copy = s.separate_compute_copy ? bf16 : 0.0;
+namespace {
+
+// Persistent states by sharding mode: the optimizer's copy, the compute copy
+// where the stack keeps one, the gradients the optimizer reads, its state.
+void PersistentStates(const SoftwareStack& s, const MemoryInputs& in, MemoryEstimate& e) {
+  const double local = in.params.dense + in.params.expert;
+  const double sharded = in.params.dense / std::max(1, in.shard_group) +
+                         in.params.expert / std::max(1, in.expert_shard_group);
+  const double copy = s.separate_compute_copy ? s.compute_param_bytes : 0.0;
   switch (in.sharding) {
     case ShardingMode::kDdp:
       e.weights = local * (s.param_bytes_at_rest + copy);
       e.grads = local * s.grad_bytes;
       e.optimizer = local * s.optimizer_bytes;
-      break;
+      return;
     case ShardingMode::kZero1:
       e.weights = local * (s.param_bytes_at_rest + copy);
       e.grads = local * s.grad_bytes;
       e.optimizer = sharded * s.optimizer_bytes;
-      break;
+      return;
     case ShardingMode::kZero2Replicated:
       e.weights = local * (s.param_bytes_at_rest + copy);
-      // Sharded gradients plus the bucket being reduced (≈ one layer in flight, two buffers).
-      e.grads = sharded * s.grad_bytes + 2.0 * layer * s.comm_grad_bytes;
+      e.grads = sharded * s.grad_bytes;
       e.optimizer = sharded * s.optimizer_bytes;
+      return;
+    case ShardingMode::kZero2:
+    case ShardingMode::kZero3:
+    case ShardingMode::kHsdp:
+      e.weights = sharded * s.param_bytes_at_rest;
+      e.grads = sharded * s.grad_bytes;
+      e.optimizer = sharded * s.optimizer_bytes;
+      return;
+  }
+}
+
+// Parameters of one gradient bucket: the stack's bucket size, or one layer
+// (FSDP units, per-layer buckets), never more than the stage.
+double BucketParams(const SoftwareStack& s, const MemoryInputs& in) {
+  const double local = in.params.dense + in.params.expert;
+  const double bucket = s.grad_bucket_elements > 0 ? s.grad_bucket_elements : in.params.largest_layer;
+  return std::min(local, bucket);
+}
+
+}  // namespace
+
+double MemoryPhases::Peak() const { return std::max({forward_end, backward, reduce, optimizer}); }
+
+const char* MemoryPhases::PeakName() const {
+  const double p = Peak();
+  if (p == forward_end) return "forward-end";
+  if (p == backward) return "backward";
+  if (p == reduce) return "grad-reduce";
+  return "optimizer";
+}
+
+MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
+  MemoryEstimate e;
+  PersistentStates(s, in, e);
+  const double local = in.params.dense + in.params.expert;
+  const double sharded = in.params.dense / std::max(1, in.shard_group) +
+                         in.params.expert / std::max(1, in.expert_shard_group);
+  const double bf16 = s.compute_param_bytes;
+  const bool accumulate_unsharded = in.pipelined && s.fsdp_pp_accumulate_unsharded;
+  const double bucket = BucketParams(s, in);
+  // Gathered weights and gradient temporaries by sharding mode.
+  double gathered = 0, grad_temp = 0, reduce_temp = 0;
+  switch (in.sharding) {
+    case ShardingMode::kDdp:
+    case ShardingMode::kZero1:
+      // Gradients live in their persistent buffer; a framework that flattens
+      // buckets before reducing (DeepSpeed) holds one flat copy after backward.
+      reduce_temp = s.flatten_grad_buckets ? bucket * s.comm_grad_bytes : 0.0;
+      break;
+    case ShardingMode::kZero2Replicated:
+      // The bucket being reduced, two buffers (one filling, one in flight).
+      grad_temp = 2.0 * bucket * s.comm_grad_bytes;
       break;
     case ShardingMode::kZero2:
-      // SHARD_GRAD_OP: no reshard after forward, so the whole stage's bf16
-      // weights are resident at the end of forward (DESIGN.md §4).
-      e.weights = sharded * s.param_bytes_at_rest;
-      e.gathered_weights = local * bf16;
-      e.grads = sharded * s.grad_bytes +
-                (in.pipelined && s.fsdp_pp_accumulate_unsharded ? local * s.comm_grad_bytes
-                                                                : 2.0 * layer * s.comm_grad_bytes);
-      e.optimizer = sharded * s.optimizer_bytes;
+      // SHARD_GRAD_OP: no reshard after forward, so the stage's working
+      // weights stay gathered from forward through backward (DESIGN.md §4).
+      gathered = local * bf16;
+      grad_temp = (accumulate_unsharded ? local : 2.0 * bucket) * s.comm_grad_bytes;
       break;
     case ShardingMode::kZero3:
     case ShardingMode::kHsdp:
-      // FULL_SHARD: the layer computing plus `prefetch` gathered ahead; under
-      // pipelining the stage keeps its weights gathered across micro-batches.
-      e.weights = sharded * s.param_bytes_at_rest;
-      e.gathered_weights = in.pipelined && s.fsdp_pp_accumulate_unsharded
-                               ? local * bf16
-                               : std::min(local, (1.0 + std::max(0, in.prefetch)) * layer) * bf16;
-      e.grads = sharded * s.grad_bytes +
-                (in.pipelined && s.fsdp_pp_accumulate_unsharded ? local * s.comm_grad_bytes
-                                                                : 2.0 * layer * s.comm_grad_bytes);
-      e.optimizer = sharded * s.optimizer_bytes;
+      // FULL_SHARD reshards after forward: the unit computing plus `prefetch`
+      // gathered ahead. Under pipelining the backward keeps the stage gathered
+      // across micro-batches (no reshard after backward until the last).
+      gathered = std::min(local, (1.0 + std::max(0, in.prefetch)) * in.params.largest_layer) * bf16;
+      if (s.live_param_elements > 0) gathered = std::min(gathered, s.live_param_elements * bf16);
+      grad_temp = (accumulate_unsharded ? local : 2.0 * bucket) * s.comm_grad_bytes;
+      if (accumulate_unsharded) gathered = local * bf16;
       break;
   }
-  e.activations = (in.activation_bytes + in.working_bytes) * s.fragmentation;
-  e.logits = in.logits_bytes * s.fragmentation;
+  const double f = s.fragmentation;
+  MemoryPhases& ph = e.phases;
+  // End of forward: every micro-batch in flight, the loss on the last stage;
+  // gradients accumulated unsharded from earlier micro-batches are resident.
+  ph.forward_end = f * (in.activation_bytes + in.logits_bytes) + gathered + (accumulate_unsharded ? grad_temp : 0.0);
+  // Backward of the last layer: its recompute working set beside the stored
+  // activations, the gathered weights and the gradient buffers.
+  ph.backward = f * (in.activation_bytes + in.working_bytes) + gathered + grad_temp;
+  // After backward: activations freed; the flattened bucket being reduced.
+  ph.reduce = reduce_temp;
+  // Optimizer step: temporaries per parameter it updates.
+  const bool sharded_optimizer = in.sharding != ShardingMode::kDdp;
+  ph.optimizer = (sharded_optimizer ? sharded : local) * s.optimizer_temp_bytes;
+  e.peak_phase = ph.PeakName();
+  const double peak = ph.Peak();
+  if (peak == ph.forward_end) {
+    e.activations = f * in.activation_bytes;
+    e.logits = f * in.logits_bytes;
+    e.gathered_weights = gathered;
+    e.grad_temporaries = accumulate_unsharded ? grad_temp : 0.0;
+  } else if (peak == ph.backward) {
+    e.activations = f * (in.activation_bytes + in.working_bytes);
+    e.gathered_weights = gathered;
+    e.grad_temporaries = grad_temp;
+  } else if (peak == ph.reduce) {
+    e.grad_temporaries = reduce_temp;
+  } else {
+    e.optimizer_temporaries = ph.optimizer;
+  }
   e.reserve = s.reserve_bytes;
-  e.total = e.weights + e.gathered_weights + e.grads + e.optimizer + e.activations + e.logits + e.reserve;
+  e.context = s.cuda_context_bytes;
+  e.total = e.weights + e.grads + e.optimizer + peak + e.reserve + e.context;
   return e;
+}
+
+double LossBytes(const SoftwareStack& s, double tokens, double vocab, int tp) {
+  const double t = s.loss_chunk_tokens > 0 ? std::min(tokens, s.loss_chunk_tokens) : tokens;
+  return t * vocab / std::max(1, tp) * s.logits_bytes_per_element;
+}
+
+ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack) {
+  ActivationPerToken a = LayerActivationPerToken(model, stack.dropout);
+  const double scale = stack.activation_bytes / 2.0;
+  const double masks = stack.dropout ? 2.0 * model.hidden_size : 0.0;  // 1-byte masks, not scaled
+  a.replicated = (a.replicated - masks) * scale + masks;
+  a.split *= scale;
+  a.layer_input *= scale;
+  a.attention_out *= scale;
+  const double f = stack.sac_matmul_recompute_fraction;
+  if (f > 0) {
+    // Op-level SAC keeps the checkpoint's input, the attention output (and
+    // its per-row logsumexp, negligible) and the outputs of the matmuls it
+    // does not recompute: q (a·d), k and v (2·g·d), the output projection
+    // (h), the MLP's up projections (2f SwiGLU, f GELU) and down (h).
+    const double h = static_cast<double>(model.hidden_size);
+    const double ad = static_cast<double>(model.num_attention_heads * model.HeadDim());
+    const double gd = static_cast<double>((model.num_kv_heads > 0 ? model.num_kv_heads : model.num_attention_heads) *
+                                          model.HeadDim());
+    const double ffn = static_cast<double>(model.IsMoe() ? (model.moe_ffn_hidden_size > 0 ? model.moe_ffn_hidden_size
+                                                                                           : model.ffn_hidden_size) *
+                                                               model.experts_per_token
+                                                         : model.ffn_hidden_size);
+    const double matmul_out = ad + 2.0 * gd + h + (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * ffn + h;
+    a.sac_saved = stack.activation_bytes * ((1.0 - f) * matmul_out + ad);
+  }
+  return a;
 }
 
 std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   // Built in place (the evaluator asks once per config).
   std::vector<std::pair<std::string, double>> out;
-  out.reserve(7);
+  out.reserve(10);
   out.emplace_back("weights", weights);
   out.emplace_back("gathered_weights", gathered_weights);
   out.emplace_back("gradients", grads);
+  out.emplace_back("grad_temporaries", grad_temporaries);
   out.emplace_back("optimizer", optimizer);
+  out.emplace_back("optimizer_temporaries", optimizer_temporaries);
   out.emplace_back("activations", activations);
   out.emplace_back("logits", logits);
   out.emplace_back("reserve", reserve);
+  out.emplace_back("cuda_context", context);
   return out;
 }
 

@@ -1,8 +1,12 @@
-// Peak memory per GPU (DESIGN.md §4 Memory per GPU): weights, gradients and
-// AdamW state by sharding mode with the stack's bytes per parameter, FSDP's
-// gathered working set, activations (Korthikanti et al. 2022 per-layer terms)
-// by recompute mode, sequence parallelism, CP and the micro-batches a
-// pipeline stage holds, logits, and the framework/NCCL reserve.
+// Peak memory per GPU (DESIGN.md §4 Memory per GPU) as a peak over phases:
+// persistent states (weights, gradients, optimizer state by sharding mode with
+// the stack's bytes per parameter) plus the largest transient phase — end of
+// forward (activations of the micro-batches in flight, gathered weights, the
+// loss), backward of the last layer (activations, the recompute working set,
+// gathered weights, gradient temporaries), gradient reduction (the flattened
+// bucket) or the optimizer step (its temporaries) — never their sum. The
+// CUDA context and the stack's reserve (NCCL buffers, workspaces) come on top:
+// the total is what nvidia-smi shows.
 #pragma once
 
 #include <string>
@@ -27,8 +31,21 @@ struct ActivationPerToken {
   double split = 0;
   double layer_input = 0;    // what full recomputation keeps (2h)
   double attention_out = 0;  // what selective recomputation drops (2·a·d)
+  // Op-level SAC (stack.sac_matmul_recompute_fraction > 0): what a layer keeps
+  // per token under recompute=selective, all split by tp but the layer input
+  // (0 = attention-only selective).
+  double sac_saved = 0;
 };
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, bool dropout = false);
+// The stack's activation dtype (`activation_bytes`, 2 = bf16/fp16, 4 = fp32)
+// scales every saved tensor but the 1-byte dropout masks.
+ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack);
+
+// Bytes the loss keeps for one micro-batch of `tokens` tokens on one GPU:
+// logits_bytes_per_element per vocab element (÷ tp: vocab-parallel), over the
+// whole micro-batch, or over `loss_chunk_tokens` where the loss is chunked
+// (fused linear-cross-entropy: the full logits never exist).
+double LossBytes(const SoftwareStack& stack, double tokens, double vocab, int tp);
 
 // Bytes one layer keeps per micro-batch on one GPU: `tokens` = b·s/cp.
 double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, bool sequence_parallel,
@@ -61,10 +78,27 @@ struct MemoryInputs {
   double logits_bytes = 0;      // last stage: one micro-batch's logits for the loss
 };
 
+// Transient bytes (allocated, before the allocator's fragmentation) of each
+// phase of a step; the peak is the largest.
+struct MemoryPhases {
+  double forward_end = 0;   // activations in flight + gathered weights + loss
+  double backward = 0;      // activations + recompute working set + gathered weights + gradient temporaries
+  double reduce = 0;        // after backward: flattened gradient bucket(s)
+  double optimizer = 0;     // optimizer-step temporaries
+  double Peak() const;
+  const char* PeakName() const;
+};
+
 struct MemoryEstimate {
-  double weights = 0, gathered_weights = 0, grads = 0, optimizer = 0;
-  double activations = 0, logits = 0, reserve = 0;
-  double total = 0;
+  // Persistent (the whole step).
+  double weights = 0, grads = 0, optimizer = 0;
+  // The components of the peak transient phase (× fragmentation).
+  double gathered_weights = 0, grad_temporaries = 0, activations = 0, logits = 0, optimizer_temporaries = 0;
+  double reserve = 0, context = 0;  // NCCL buffers/workspaces; CUDA context
+  MemoryPhases phases;
+  const char* peak_phase = "";
+  double total = 0;                 // persistent + peak transient + reserve + context (nvidia-smi)
+  double Allocated() const { return total - reserve - context; }
   std::vector<std::pair<std::string, double>> Breakdown() const;
 };
 

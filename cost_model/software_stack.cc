@@ -103,12 +103,31 @@ SoftwareStack PyTorchFsdp() {
   // remote memory. A node's exit rank also stages the NIC's send (2 more):
   // 3 for most ranks (ASSUMPTION: no measurement of NCCL's HBM traffic).
   s.nccl_memory_passes = 3;
-  // CUDA context ≈ 0.5 GB, NCCL buffers (NCCL_BUFFSIZE 4 MiB × 3 protocols ×
-  // 2 peers × 16 channels ≈ 0.4 GB per communicator, several communicators),
-  // cuBLAS workspaces: ≈ 2.5 GB (ASSUMPTION, typical nvidia-smi overhead).
-  s.reserve_bytes = 2.5e9;
+  // NCCL buffers (NCCL_BUFFSIZE 4 MiB × 3 protocols × 2 peers × 16 channels
+  // ≈ 0.4 GB per communicator, several communicators) and cuBLAS workspaces
+  // ≈ 2.0 GB, plus the CUDA context ≈ 0.5 GB: the 2.5 GB this stack always
+  // charged, split (ASSUMPTION, typical nvidia-smi overhead; docs/DECISIONS.md).
+  s.reserve_bytes = 2.0e9;
+  s.cuda_context_bytes = 0.5e9;
   s.fragmentation = 1.05;  // PyTorch caching allocator slack (ASSUMPTION)
   s.fsdp_pp_accumulate_unsharded = true;
+  // Sinha et al. SC'22 (arXiv:2208.11035): 8% average performance variation
+  // (range over a cluster's GPUs) on compute-bound kernels across Summit's
+  // ~27,648 V100. A Gaussian's expected range over n draws ≈ 2σ·sqrt(2 ln n):
+  // σ = 0.08 / (2·sqrt(2 ln 27648)) = 0.0089. Hardware, not framework, so
+  // every preset inherits it (megatron-core sets it below as well).
+  s.straggler_sigma = 0.0089;
+  // foreach AdamW (torch/optim/adamw.py, _multi_tensor_adamw) materialises
+  // exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs): one fp32 temporary per parameter.
+  s.optimizer_temp_bytes = 4;
+  // FSDP1 (torch/distributed/fsdp/api.py): FULL_SHARD / SHARD_GRAD_OP /
+  // HYBRID_SHARD / NO_SHARD; optimizer-only sharding through DDP +
+  // torch.distributed.optim.ZeroRedundancyOptimizer; CP from
+  // torch.distributed's experimental _attention. Zero-bubble schedules
+  // (torch.distributed.pipelining ScheduleInterleavedZeroBubble/ZBV) arrived
+  // after PyTorch 2.3 (pipelining itself is new in 2.4).
+  s.supports_zero1 = true;
+  s.supports_zero_bubble = false;
   // PyTorch 2.3 ships NCCL 2.20.5: tree AllReduce; AllGather/ReduceScatter
   // ring-only across nodes (DESIGN.md §4); the algorithm set follows from the
   // version and the cluster (NcclFeaturesFor).
@@ -138,6 +157,45 @@ SoftwareStack PyTorchFsdp2() {
   s.optimizer_bytes_per_param = 28;
   // PyTorch 2.7 ships NCCL 2.26.2: PAT for one-GPU-per-node AG/RS, NVLS.
   s.nccl_version = 22602;
+  // torchtitan builds AdamW fused (above): no foreach temporaries.
+  s.optimizer_temp_bytes = 0;
+  // PyTorch 2.7's torch.distributed.pipelining has the zero-bubble schedules
+  // (ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble).
+  s.supports_zero_bubble = true;
+  return s;
+}
+
+// FSDP2 without torch.compile: FSDP2's collectives and copies, eager
+// Hugging Face-style kernels and DTensor dispatch per TP linear as pytorch-fsdp.
+SoftwareStack PyTorchFsdp2Eager() {
+  const SoftwareStack eager = PyTorchFsdp();
+  SoftwareStack s = PyTorchFsdp2();
+  s.name = "pytorch-fsdp2-eager";
+  s.description = "PyTorch FSDP2 (per-parameter sharding), eager kernels, DTensor TP, NCCL 2.26";
+  s.norm_bytes_per_element = eager.norm_bytes_per_element;
+  s.rope_bytes_per_element = eager.rope_bytes_per_element;
+  s.act_bytes_per_element = eager.act_bytes_per_element;
+  s.kernels_per_layer_forward = eager.kernels_per_layer_forward;
+  s.host_per_tp_linear_s = eager.host_per_tp_linear_s;
+  return s;
+}
+
+// torchtitan (pytorch/torchtitan b5bcd76c66d0acb1a08b176d9639425bc55e0b2a):
+// FSDP2 + compile as pytorch-fsdp2; the loss is F.cross_entropy on
+// pred.float() outside the compiled blocks (torchtitan/components/loss.py):
+// the eager 14 B per logit element. Its default activation checkpointing is
+// SelectiveAC (torchtitan/trainer.py: activation_checkpoint default_factory
+// SelectiveAC.Config), op-level: saves compute-intensive ops and every other
+// mm, recomputes the rest (torchtitan/distributed/activation_checkpoint.py).
+// Pipeline schedules include ZBV / interleaved zero-bubble (torch.distributed.pipelining).
+SoftwareStack Torchtitan() {
+  SoftwareStack s = PyTorchFsdp2();
+  s.name = "torchtitan";
+  s.description = "torchtitan: FSDP2 + torch.compile blocks, eager fp32 loss, op-level SAC, torch pipelining";
+  // SelectiveAC._wrap_block's policy: save compute/comm ops (mm, flash
+  // attention) "except every second mm/linear"; everything else recomputed.
+  s.sac_matmul_recompute_fraction = 0.5;
+  s.supports_zero_bubble = true;
   return s;
 }
 
@@ -184,9 +242,28 @@ SoftwareStack MegatronCore() {
   s.optimizer_bytes_per_param = 34;
   s.nccl_channels = 16;
   s.nccl_memory_passes = 3;  // as pytorch-fsdp: NCCL's data path
-  s.reserve_bytes = 2.5e9;
   s.fragmentation = 1.05;
   s.overlap_param_gather = true;   // --overlap-param-gather (recommended in Megatron-LM README)
+  s.reserve_bytes = 2.0e9;        // as pytorch-fsdp: NCCL buffers + workspaces (ASSUMPTION)
+  s.straggler_sigma = 0.0089;     // as pytorch-fsdp (Sinha et al. SC'22)
+  s.cuda_context_bytes = 0.5e9;
+  // NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553: DDP bucket
+  // max(40000000, 1000000·dp) parameters (megatron/core/distributed/
+  // distributed_data_parallel.py:134), views of one contiguous grad buffer
+  // (no flattening copy); Adam from Apex/TE FusedAdam: no temporaries.
+  s.grad_bucket_elements = 4e7;
+  s.flatten_grad_buckets = false;
+  s.optimizer_temp_bytes = 0;
+  // Native vocab-parallel CE is the default (model_parallel_config.py:320,
+  // cross_entropy_loss_fusion = False): logits_bytes_per_element above.
+  // Supported: distributed optimizer (--use-distributed-optimizer), Megatron
+  // FSDP / torch FSDP2, CP (TE p2p / a2a / a2a+p2p), interleaved schedule.
+  s.supports_zero1 = true;
+  s.supports_fsdp = true;
+  s.supports_sharding_with_pp = true;
+  s.supports_cp = true;
+  s.supports_interleaved = true;
+  s.supports_zero_bubble = false;
   // NGC PyTorch 25.01 (a Megatron-Core container) ships NCCL 2.25.1.
   s.nccl_version = 22501;
   s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa3Hopper},
@@ -226,6 +303,88 @@ SoftwareStack MegatronLm2021() {
   // NGC PyTorch 20.12-21.03 containers of the time ship NCCL 2.8.x: ring
   // and tree, no NVLS, no PAT.
   s.nccl_version = 20803;
+  // 2021: no distributed optimizer, no FSDP, no CP; interleaved 1F1B is the paper's.
+  s.supports_zero1 = false;
+  s.supports_fsdp = false;
+  s.supports_sharding_with_pp = false;
+  s.supports_cp = false;
+  return s;
+}
+
+// DeepSpeed ZeRO under Hugging Face models (deepspeedai/DeepSpeed
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641, deepspeed/runtime/zero/config.py):
+// reduce_bucket_size 5e8 (l.113), allgather_bucket_size 5e8 (l.132),
+// stage3_prefetch_bucket_size 5e7 (l.215), stage3_max_live_parameters 1e9
+// (l.238), contiguous_gradients True (l.102). bf16 mixed precision: bf16
+// model params (2), fp32 gradient partition (4), fp32 master + Adam moments
+// (12); gradients reduced in bf16. DeepSpeed's "AdamW" is FusedAdam: no
+// temporaries. Kernels: eager Hugging Face modelling as pytorch-fsdp.
+SoftwareStack DeepSpeedZero() {
+  SoftwareStack s = PyTorchFsdp();
+  s.name = "deepspeed-zero";
+  s.description = "DeepSpeed ZeRO-1/2/3 (bf16, FusedAdam, 5e8-element buckets) with eager Hugging Face models";
+  s.param_bytes_at_rest = 2;
+  s.grad_bytes = 4;
+  s.optimizer_bytes = 12;
+  s.compute_param_bytes = 2;
+  s.comm_grad_bytes = 2;
+  s.comm_param_bytes = 2;
+  s.separate_compute_copy = false;
+  s.grad_bucket_elements = 5e8;
+  s.flatten_grad_buckets = true;
+  s.live_param_elements = 1e9;
+  s.optimizer_temp_bytes = 0;
+  s.optimizer_bytes_per_param = 34;   // FusedAdam: as megatron-core's step
+  s.copy_passes_forward = 1;          // ZeRO-3 gathers into a flat buffer, then per-parameter views
+  s.copy_passes_backward = 1;         // gradients copied into the contiguous bucket (contiguous_gradients)
+  s.fsdp_pp_accumulate_unsharded = false;
+  // ZeRO-2/3 are incompatible with DeepSpeed's pipeline engine (runtime/pipe/engine.py
+  // asserts zero stage < 2); no CP in plain ZeRO (Ulysses is a separate module).
+  s.supports_zero1 = true;
+  s.supports_fsdp = true;
+  s.supports_sharding_with_pp = false;
+  s.supports_cp = false;
+  s.supports_interleaved = false;
+  return s;
+}
+
+// Megatron-DeepSpeed (deepspeedai/Megatron-DeepSpeed): Megatron-LM 2021
+// model code (unfused attention unless --use-flash-attn-v2, apex kernels)
+// under DeepSpeed's pipeline engine: gradients all-reduced after backward in
+// buckets flattened into a copy (allreduce_bucket_size 5e8), ZeRO-1 at most
+// with pp; 1F1B only.
+SoftwareStack MegatronDeepSpeed() {
+  SoftwareStack s = MegatronLm2021();
+  s.name = "megatron-deepspeed";
+  s.description = "Megatron-DeepSpeed: Megatron-LM 2021 model code under DeepSpeed's pipeline engine and ZeRO-1";
+  s.grad_bucket_elements = 5e8;
+  s.flatten_grad_buckets = true;
+  s.overlap_grad_reduce = false;
+  s.supports_zero1 = true;
+  s.supports_fsdp = false;
+  s.supports_interleaved = false;
+  return s;
+}
+
+// nanotron (huggingface/nanotron 2411b022a75fb7f7561a1bb4166706da5e1b76de,
+// src/nanotron/config/parallelism_config.py __post_init__): pp_engine default
+// AllForwardAllBackward (GPipe memory), tp_mode ALL_REDUCE (no SP),
+// tp_linear_async_communication False (blocking TP); optimizer zero_stage 0
+// or 1 (helpers.py); eager PyTorch with flash-attn 2 and its fused norm:
+// kernels as megatron-core's fused set, host as eager; bf16 params with fp32
+// master and fp32 gradient accumulation (accumulate_grad_in_fp32).
+SoftwareStack Nanotron() {
+  SoftwareStack s = MegatronCore();
+  s.name = "nanotron";
+  s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
+  s.overlap_param_gather = false;
+  s.grad_bucket_elements = 0;
+  s.supports_fsdp = false;
+  s.supports_sharding_with_pp = false;
+  s.supports_interleaved = false;
+  s.supports_cp = false;
+  s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa2Hopper},
+                         {"blackwell", kFa2Hopper}};
   return s;
 }
 
@@ -241,12 +400,18 @@ const AttentionKernel& SoftwareStack::AttentionFor(const GpuProfile& gpu) const 
 }
 
 std::vector<std::string> SoftwareStackNames() {
-  return {"megatron-core", "megatron-lm-2021", "pytorch-fsdp", "pytorch-fsdp2"};
+  return {"deepspeed-zero", "megatron-core",  "megatron-deepspeed", "megatron-lm-2021", "nanotron",
+          "pytorch-fsdp",   "pytorch-fsdp2",  "pytorch-fsdp2-eager", "torchtitan"};
 }
 
 std::optional<SoftwareStack> FindSoftwareStackPreset(const std::string& name) {
   if (name == "pytorch-fsdp" || name.empty()) return PyTorchFsdp();
-  if (name == "pytorch-fsdp2" || name == "torchtitan") return PyTorchFsdp2();
+  if (name == "pytorch-fsdp2") return PyTorchFsdp2();
+  if (name == "pytorch-fsdp2-eager") return PyTorchFsdp2Eager();
+  if (name == "torchtitan") return Torchtitan();
+  if (name == "deepspeed-zero" || name == "deepspeed") return DeepSpeedZero();
+  if (name == "megatron-deepspeed") return MegatronDeepSpeed();
+  if (name == "nanotron") return Nanotron();
   if (name == "megatron-core" || name == "megatron") return MegatronCore();
   if (name == "megatron-lm-2021") return MegatronLm2021();
   return std::nullopt;

@@ -76,8 +76,33 @@ struct SoftwareStack {
   int nccl_channels = 16;              // SMs an overlapping NCCL kernel occupies (interference)
   double nccl_memory_passes = 3;       // HBM bytes per bus byte NCCL moves (interference on memory-bound ops)
   bool separate_compute_copy = true;   // a bf16 copy beside fp32 params (autocast / FSDP mixed precision)
-  double reserve_bytes = 2.5e9;          // CUDA context, NCCL buffers, cuBLAS workspace
+  double reserve_bytes = 2.0e9;        // NCCL buffers, cuBLAS workspaces (outside the allocator's peak)
+  double cuda_context_bytes = 0.5e9;   // CUDA context + kernel images (nvidia-smi, never allocated)
   double fragmentation = 1.05;         // caching-allocator overhead on dynamic memory
+  // Memory as the framework runs (memory.h: a peak over phases).
+  double activation_bytes = 2;         // saved-activation dtype: 2 bf16/fp16, 4 fp32 training
+  double optimizer_temp_bytes = 0;     // per updated parameter: optimizer-step temporaries (foreach sqrt: 4)
+  double grad_bucket_elements = 0;     // gradient bucket (elements); 0 = one layer / FSDP unit
+  bool flatten_grad_buckets = false;   // ddp/zero1: a flat copy of a bucket is made to reduce it (DeepSpeed)
+  double live_param_elements = 0;      // zero3: cap on gathered parameters (stage3_max_live_parameters); 0 none
+  double loss_chunk_tokens = 0;        // fused linear-CE: tokens whose logits exist at once; 0 = micro-batch
+  // What recompute=selective means in this framework. 0: attention-only
+  // (Korthikanti et al. 2022, Megatron): the attention core is recomputed, its
+  // s-sized inputs dropped. > 0: op-level SAC (torchtitan): attention and the
+  // other matmuls' outputs are saved, this fraction of the matmuls and every
+  // pointwise op recomputed (torchtitan: every other mm, 0.5).
+  double sac_matmul_recompute_fraction = 0;
+  // Relative spread (σ) of sustained compute speed between GPUs of one SKU:
+  // the step waits for the slowest synchronising rank (cost_model/straggler.h).
+  double straggler_sigma = 0.0089;
+
+  // What the framework supports: the planner searches only these.
+  bool supports_zero1 = true;          // optimizer-state sharding (Megatron distributed optimizer, ZeRO-1)
+  bool supports_fsdp = true;           // zero2 / zero3 / hsdp (FSDP, ZeRO-2/3, Megatron FSDP)
+  bool supports_sharding_with_pp = true;  // zero2/zero3 together with pp > 1
+  bool supports_cp = true;             // context parallelism
+  bool supports_interleaved = true;    // interleaved (virtual-stage) pipeline schedule
+  bool supports_zero_bubble = false;   // zero-bubble schedules
 
   // Behaviour.
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)

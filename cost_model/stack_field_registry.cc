@@ -60,8 +60,24 @@ const std::vector<StackField>& StackFields() {
       Count("nccl_channels", &St::nccl_channels, "SMs an overlapping NCCL kernel takes"),
       Real("nccl_memory_passes", &St::nccl_memory_passes, 0, "HBM bytes per NCCL bus byte"),
       Flag("separate_compute_copy", &St::separate_compute_copy, "bf16 copy beside fp32 params"),
-      Real("reserve_bytes", &St::reserve_bytes, 0, "CUDA context, NCCL buffers, workspaces"),
+      Real("reserve_bytes", &St::reserve_bytes, 0, "NCCL buffers, workspaces"),
+      Real("cuda_context_bytes", &St::cuda_context_bytes, 0, "CUDA context (nvidia-smi, not allocated)"),
       Real("fragmentation", &St::fragmentation, 1, "allocator factor on dynamic memory (>= 1)"),
+      Real("activation_bytes", &St::activation_bytes, 1, "saved-activation dtype bytes (2 bf16, 4 fp32)", 8.0),
+      Real("optimizer_temp_bytes", &St::optimizer_temp_bytes, 0, "bytes/param: optimizer-step temporaries"),
+      Real("grad_bucket_elements", &St::grad_bucket_elements, 0, "gradient bucket; 0 = one layer"),
+      Flag("flatten_grad_buckets", &St::flatten_grad_buckets, "ddp/zero1: flat bucket copy to reduce"),
+      Real("live_param_elements", &St::live_param_elements, 0, "zero3: cap on gathered params; 0 none"),
+      Real("loss_chunk_tokens", &St::loss_chunk_tokens, 0, "chunked loss: tokens of logits at once"),
+      Real("sac_matmul_recompute_fraction", &St::sac_matmul_recompute_fraction, 0,
+           "selective = op-level SAC: matmuls recomputed; 0 = attention-only", 1.0),
+      Real("straggler_sigma", &St::straggler_sigma, 0, "GPU-to-GPU compute speed spread (slowest of N)", 1.0),
+      Flag("supports_zero1", &St::supports_zero1, "planner: optimizer-state sharding"),
+      Flag("supports_fsdp", &St::supports_fsdp, "planner: zero2 / zero3 / hsdp"),
+      Flag("supports_sharding_with_pp", &St::supports_sharding_with_pp, "planner: zero2/3 with pp > 1"),
+      Flag("supports_cp", &St::supports_cp, "planner: context parallelism"),
+      Flag("supports_interleaved", &St::supports_interleaved, "planner: interleaved schedule"),
+      Flag("supports_zero_bubble", &St::supports_zero_bubble, "planner: zero-bubble schedule"),
       Flag("fsdp_pp_accumulate_unsharded", &St::fsdp_pp_accumulate_unsharded, "pp>1: gather/reduce once per step"),
       Flag("overlap_param_gather", &St::overlap_param_gather, "zero1: gather under next forward"),
       Flag("overlap_grad_reduce", &St::overlap_grad_reduce, "ddp/zero1: reduce under backward"),
@@ -86,9 +102,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18,
-                                s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35,
-                                s36, s37] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 

@@ -95,6 +95,7 @@ struct StepWorkload {
   PowerStates power;
   Watts node_overhead_power;              // per node, 0 = not counted
   int world_size = 1;
+  double straggler_s = 0;                 // step-end wait for the slowest GPU (cost_model/straggler.h)
 };
 
 }  // namespace parasim

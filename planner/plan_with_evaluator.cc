@@ -7,19 +7,27 @@
 
 namespace parasim::planner {
 
-PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& options) {
+PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& stack_free_options) {
+  // The space is what the stack's framework supports.
+  PlanOptions options = stack_free_options;
+  options.space = SpaceFor(evaluator.stack(), options.space);
   const Scorer scorer = [&evaluator](const ParallelConfig& c) { return evaluator.Evaluate(c); };
+  const double capacity = evaluator.cluster().gpu.hbm_capacity.si();
   if (options.fidelity == Fidelity::kAnalytical) {
-    return RunPlan(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus(),
-                   evaluator.cluster().gpus_per_node, scorer, options);
+    PlanResult r = RunPlan(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus(),
+                           evaluator.cluster().gpus_per_node, scorer, options);
+    r.gpu_capacity_bytes = capacity;
+    return r;
   }
   simulator::SimulationOptions sim;
   sim.fidelity = options.fidelity;
   const Scorer rescorer = [&evaluator, sim](const ParallelConfig& c) {
     return simulator::SimulateConfig(evaluator, c, sim).report;
   };
-  return RunPlan(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus(), evaluator.cluster().gpus_per_node,
-                 scorer, options, &rescorer);
+  PlanResult r = RunPlan(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus(),
+                         evaluator.cluster().gpus_per_node, scorer, options, &rescorer);
+  r.gpu_capacity_bytes = capacity;
+  return r;
 }
 
 }  // namespace parasim::planner

@@ -39,6 +39,80 @@ std::string ReasonCategory(const std::string& infeasible_reason) {
   return head.substr(b, e - b + 1);
 }
 
+namespace {
+
+// Every metric a plan reports is equal: the plans are one plan to the user.
+bool SameMetrics(const Report& a, const Report& b) {
+  return a.step_time.si() == b.step_time.si() && a.tokens_per_s == b.tokens_per_s &&
+         a.memory_per_gpu.si() == b.memory_per_gpu.si() && a.power_per_gpu.si() == b.power_per_gpu.si() &&
+         a.tokens_per_joule == b.tokens_per_joule && a.exposed_comm_fraction == b.exposed_comm_fraction;
+}
+
+// The keys of `other` whose values differ from `kept`'s ("schedule=zb-h1,sp=on").
+std::string ConfigDifference(const ParallelConfig& kept, const ParallelConfig& other) {
+  auto split = [](const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+      const size_t end = std::min(text.find(',', start), text.size());
+      out.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    return out;
+  };
+  const std::vector<std::string> a = split(kept.ToString()), b = split(other.ToString());
+  std::string diff;
+  for (const std::string& item : b) {
+    if (std::find(a.begin(), a.end(), item) == a.end()) diff += (diff.empty() ? "" : ",") + item;
+  }
+  return diff;
+}
+
+struct UniquePlan {
+  size_t index = 0;
+  Report report;
+  std::vector<std::string> equivalents;
+};
+
+// The first `wanted` plans of `sorted` (best first) with distinct metrics;
+// a plan equal to a kept one on every metric joins its equivalents. Equal
+// metrics mean an equal rank key, so only candidates tied with a kept plan
+// on (score, other) are evaluated to compare.
+std::vector<UniquePlan> FirstUniquePlans(const std::vector<size_t>& sorted, size_t wanted,
+                                         const std::vector<double>& score, const std::vector<double>& other,
+                                         const SearchSpace& space, const Scorer& scorer) {
+  std::vector<UniquePlan> out;
+  for (size_t i : sorted) {
+    UniquePlan* same = nullptr;
+    Report r;
+    bool evaluated = false;
+    for (UniquePlan& u : out) {
+      if (score[u.index] != score[i] || other[u.index] != other[i]) continue;
+      if (!evaluated) r = scorer(space.ToConfig(i)), evaluated = true;
+      if (SameMetrics(u.report, r)) {
+        same = &u;
+        break;
+      }
+    }
+    if (same != nullptr) {
+      same->equivalents.push_back(ConfigDifference(same->report.config, r.config));
+      continue;
+    }
+    if (out.size() == wanted) {
+      // A new distinct plan beyond the wanted ones: later candidates rank
+      // lower still, except ties with kept plans; stop at the first rank key
+      // below every kept plan's.
+      const UniquePlan& last = out.back();
+      if (score[i] != score[last.index] || other[i] != other[last.index]) break;
+      continue;
+    }
+    out.push_back({i, evaluated ? r : scorer(space.ToConfig(i)), {}});
+  }
+  return out;
+}
+
+}  // namespace
+
 ConstraintSet FsdpBaselineConstraints() { return ConstraintSet::Parse("tp=1,pp=1,cp=1,sharding=zero2", "baseline"); }
 
 PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
@@ -104,6 +178,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   result.objective = options.objective;
   result.goodput = ComputeGoodput(gpus, options.objective.goodput);
   result.searched = space.searched;
+  result.space_size = static_cast<int64_t>(space.candidates.size());
   result.rejected = space.rejected;
   for (const auto& [reason, count] : infeasible_reasons) result.rejected[reason] += count;
 
@@ -142,19 +217,23 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     return a < b;
   };
   const size_t wanted = static_cast<size_t>(options.top_k);
-  const size_t ranked = std::min<size_t>(
-      rescorer ? std::max(wanted, static_cast<size_t>(options.rescore_k)) : wanted, feasible.size());
-  std::partial_sort(feasible.begin(), feasible.begin() + static_cast<std::ptrdiff_t>(ranked), feasible.end(), better);
+  const size_t want_unique = rescorer ? std::max(wanted, static_cast<size_t>(options.rescore_k)) : wanted;
+  std::vector<size_t> sorted = feasible;
+  std::sort(sorted.begin(), sorted.end(), better);
+  std::vector<double> other(scored.size(), 0.0);
+  for (size_t i : feasible) other[i] = throughput_objective ? scored[i].tokens_per_joule : scored[i].tokens_per_s;
+  const std::vector<UniquePlan> unique = FirstUniquePlans(sorted, want_unique, score, other, space, scorer);
+  const size_t ranked = unique.size();
   if (rescorer == nullptr) {
-    for (size_t i = 0; i < ranked; ++i) {
-      result.plans.push_back(scorer(space.ToConfig(feasible[i])));
-      result.plan_values.push_back(
-          ObjectiveValue(options.objective, MetricsOf(scored[feasible[i]]), gpus, result.goodput));
+    for (const UniquePlan& u : unique) {
+      result.plans.push_back(u.report);
+      result.equivalents.push_back(u.equivalents);
+      result.plan_values.push_back(ObjectiveValue(options.objective, MetricsOf(scored[u.index]), gpus, result.goodput));
     }
   } else {
     // Re-score the best tier-A plans (in parallel, into slots), then re-rank.
     std::vector<Report> rescored(ranked);
-    ParallelFor(ranked, options.threads, [&](size_t i) { rescored[i] = (*rescorer)(space.ToConfig(feasible[i])); });
+    ParallelFor(ranked, options.threads, [&](size_t i) { rescored[i] = (*rescorer)(space.ToConfig(unique[i].index)); });
     std::vector<size_t> order;
     std::vector<double> value(ranked), other(ranked);
     for (size_t i = 0; i < ranked; ++i) {
@@ -175,6 +254,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     for (size_t i = 0; i < order.size() && i < wanted; ++i) {
       const Report& r = rescored[order[i]];
       result.plans.push_back(r);
+      result.equivalents.push_back(unique[order[i]].equivalents);
       result.plan_values.push_back(ObjectiveValue(
           options.objective, PlanMetrics{r.tokens_per_s, r.tokens_per_joule, r.exposed_comm_fraction}, gpus,
           result.goodput));

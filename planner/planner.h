@@ -66,6 +66,11 @@ struct PlanResult {
   int64_t scored = 0;                    // scorer calls over the space
   int64_t feasible = 0;                  // scored and fit
   std::map<std::string, int64_t> rejected;   // reason -> count (space cuts, scorer's reasons, dominance)
+  double gpu_capacity_bytes = 0;         // the card's memory as nvidia-smi shows it (0: unknown, no column)
+  int64_t space_size = 0;                // candidates the space holds (before scoring)
+  // Per plan: the configs whose every reported metric (time, memory, energy,
+  // power) equals it, as the keys where they differ ("schedule=zb-h1").
+  std::vector<std::vector<std::string>> equivalents;
 };
 
 // The general form: any scorer (tests inject one). With a `rescorer` the best

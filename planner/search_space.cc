@@ -20,6 +20,7 @@ constexpr const char* kReasonSeq = "divisibility: seq_len % (2 cp)";
 constexpr const char* kReasonBatch = "divisibility: global batch % dp";
 constexpr const char* kReasonExperts = "divisibility: experts % ep";
 constexpr const char* kReasonInterleave = "divisibility: micro-batches % pp (interleaved)";
+constexpr const char* kReasonStack = "stack: not supported by the framework";
 
 std::vector<std::string> AllOrders() {
   std::vector<std::string> dims = {"cp", "dp", "ep", "pp", "tp"};   // sorted: next_permutation visits all
@@ -35,14 +36,27 @@ std::string ShardingName(ShardingMode mode, int group) {
 }
 
 // (mode, hsdp group) pairs of a layout with `dp` data-parallel ranks, in order.
-std::vector<std::pair<ShardingMode, int>> ShardingChoices(int dp, const SpaceOptions& options) {
-  std::vector<std::pair<ShardingMode, int>> out = {{ShardingMode::kDdp, 0}, {ShardingMode::kZero1, 0}};
-  if (options.zero2_replicated) out.push_back({ShardingMode::kZero2Replicated, 0});
-  out.push_back({ShardingMode::kZero2, 0});
-  out.push_back({ShardingMode::kZero3, 0});
+// (mode, hsdp group) pairs of a layout with `dp` data-parallel ranks, in
+// order, as far as the stack supports them; `cut` counts the ones it does not.
+std::vector<std::pair<ShardingMode, int>> ShardingChoices(int dp, int pp, const SpaceOptions& options, int& cut) {
+  std::vector<std::pair<ShardingMode, int>> all = {{ShardingMode::kDdp, 0}, {ShardingMode::kZero1, 0}};
+  if (options.zero2_replicated) all.push_back({ShardingMode::kZero2Replicated, 0});
+  all.push_back({ShardingMode::kZero2, 0});
+  all.push_back({ShardingMode::kZero3, 0});
   // hsdp:G with 1 < G < dp (G = dp is zero3, G = 1 is ddp).
   for (int64_t g : Divisors(dp)) {
-    if (g > 1 && g < dp) out.push_back({ShardingMode::kHsdp, static_cast<int>(g)});
+    if (g > 1 && g < dp) all.push_back({ShardingMode::kHsdp, static_cast<int>(g)});
+  }
+  std::vector<std::pair<ShardingMode, int>> out;
+  cut = 0;
+  for (const auto& choice : all) {
+    const ShardingMode m = choice.first;
+    const bool fsdp_like = m == ShardingMode::kZero2 || m == ShardingMode::kZero3 || m == ShardingMode::kHsdp ||
+                           m == ShardingMode::kZero2Replicated;
+    const bool ok = (m != ShardingMode::kZero1 || options.zero1) && (!fsdp_like || options.fsdp) &&
+                    (!fsdp_like || pp == 1 || options.sharding_with_pp);
+    if (ok) out.push_back(choice);
+    else ++cut;
   }
   return out;
 }
@@ -50,6 +64,7 @@ std::vector<std::pair<ShardingMode, int>> ShardingChoices(int dp, const SpaceOpt
 struct ScheduleChoice {
   PipelineSchedule schedule;
   int vpp;
+  int ends_lighter = 0;
 };
 
 }  // namespace
@@ -72,6 +87,26 @@ const std::string& DefaultOrder() {
   return order;
 }
 
+std::vector<int> EndsLighterSplit(int64_t layers, int pp, int ends_lighter) {
+  if (ends_lighter <= 0 || pp < 3 || (layers + 2 * ends_lighter) % pp != 0) return {};
+  const int middle = static_cast<int>((layers + 2 * ends_lighter) / pp);
+  if (middle - ends_lighter < 1) return {};
+  std::vector<int> out(pp, middle);
+  out.front() -= ends_lighter;
+  out.back() -= ends_lighter;
+  return out;
+}
+
+SpaceOptions SpaceFor(const SoftwareStack& stack, SpaceOptions options) {
+  options.zero1 = options.zero1 && stack.supports_zero1;
+  options.fsdp = options.fsdp && stack.supports_fsdp;
+  options.sharding_with_pp = options.sharding_with_pp && stack.supports_sharding_with_pp;
+  options.cp = options.cp && stack.supports_cp;
+  options.interleaved = options.interleaved && stack.supports_interleaved;
+  options.zero_bubble = options.zero_bubble && stack.supports_zero_bubble;
+  return options;
+}
+
 ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
   ParallelConfig config;
   config.dp = c.dp;
@@ -88,6 +123,7 @@ ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
   config.schedule = static_cast<PipelineSchedule>(c.schedule);
   config.order = orders[c.order];
   config.prefetch = c.prefetch;
+  if (c.ends_lighter > 0) config.pp_layers = EndsLighterSplit(layers, c.pp, c.ends_lighter);
   return config;
 }
 
@@ -100,6 +136,7 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
     throw InvalidInput(model.source, "num_layers", "the model has no layers or heads");
   }
   SearchSpace space;
+  space.layers = model.num_layers;
 
   // Placement orders: the default, unless the user lists some (or 'any').
   std::vector<std::string> listed = constraints.ListedWords(ConstraintKey::kOrder);
@@ -154,7 +191,15 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
           if (std::max({tp, pp, cp, ep}) > INT16_MAX) { reject(kReasonDegreeLimit); continue; }
           if (heads % tp != 0 || kv_heads % tp != 0) { reject(kReasonHeads); continue; }
           if (ffn > 0 && ffn % tp != 0) { reject(kReasonFfn); continue; }
-          if (layers % pp != 0) { reject(kReasonLayers); continue; }
+          // Pipeline splits: balanced where the layers divide, and (pp >= 3)
+          // the first and last stages lighter by one or two layers.
+          std::vector<int> splits;
+          if (layers % pp == 0) splits.push_back(0);
+          for (int k = 1; k <= 2 && options.uneven_splits; ++k) {
+            if (!EndsLighterSplit(layers, static_cast<int>(pp), k).empty()) splits.push_back(k);
+          }
+          if (splits.empty()) { reject(kReasonLayers); continue; }
+          if (cp > 1 && !options.cp) { reject(kReasonStack); continue; }
           if (cp > 1 && job.seq_len % (2 * cp) != 0) { reject(kReasonSeq); continue; }
           if (job.global_batch % dp != 0) { reject(kReasonBatch); continue; }
           if (model.IsMoe() && model.num_experts % ep != 0) { reject(kReasonExperts); continue; }
@@ -169,14 +214,23 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
           if (pp == 1) {
             schedules.push_back({PipelineSchedule::k1F1B, 1});
           } else {
-            schedules.push_back({PipelineSchedule::kGpipe, 1});
-            schedules.push_back({PipelineSchedule::k1F1B, 1});
-            for (int64_t v : Divisors(layers / pp)) {
-              if (v > 1) schedules.push_back({PipelineSchedule::kInterleaved, static_cast<int>(v)});
+            for (int k : splits) {
+              schedules.push_back({PipelineSchedule::kGpipe, 1, k});
+              schedules.push_back({PipelineSchedule::k1F1B, 1, k});
+              if (k == 0 && options.interleaved) {
+                for (int64_t v : Divisors(layers / pp)) {
+                  if (v > 1) schedules.push_back({PipelineSchedule::kInterleaved, static_cast<int>(v), 0});
+                }
+              }
+              if (options.zero_bubble) schedules.push_back({PipelineSchedule::kZeroBubble, 1, k});
             }
-            if (options.zero_bubble) schedules.push_back({PipelineSchedule::kZeroBubble, 1});
           }
-          const auto shardings = ShardingChoices(static_cast<int>(dp), options);
+          int sharding_cut = 0;
+          const auto shardings = ShardingChoices(static_cast<int>(dp), static_cast<int>(pp), options, sharding_cut);
+          if (sharding_cut > 0) {
+            space.rejected[kReasonStack] += sharding_cut;
+            space.searched += sharding_cut;
+          }
           const int64_t local_batch = job.global_batch / dp;
           const std::vector<int64_t> mbs_values = Divisors(local_batch);
           // What the constraints allow, per value of each key of this layout.
@@ -215,6 +269,7 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
                       c.hsdp_group = group;
                       c.schedule = static_cast<uint8_t>(sc.schedule);
                       c.vpp = static_cast<int16_t>(sc.vpp);
+                      c.ends_lighter = static_cast<uint8_t>(sc.ends_lighter);
                       c.sp = sp == 1;
                       c.order = static_cast<uint16_t>(oi);
                       c.prefetch = static_cast<int16_t>(prefetch);

@@ -16,6 +16,7 @@
 #include "core/job_spec.h"
 #include "core/model_spec.h"
 #include "core/parallel_config.h"
+#include "cost_model/software_stack.h"
 #include "planner/constraints.h"
 
 namespace parasim::planner {
@@ -29,6 +30,16 @@ struct SpaceOptions {
   bool zero_bubble = true;
   // zero2-replicated (DeepSpeed ZeRO-2) in the space besides FSDP's zero2.
   bool zero2_replicated = true;
+  // What the software stack supports (SoftwareStack::supports_*; SpaceFor).
+  bool zero1 = true;              // optimizer-state sharding
+  bool fsdp = true;               // zero2 / zero3 / hsdp
+  bool sharding_with_pp = true;   // zero2 / zero3 / hsdp with pp > 1
+  bool cp = true;                 // context parallelism
+  bool interleaved = true;        // interleaved schedule
+  // Uneven pipeline splits: first and last stages lighter by 1 or 2 layers
+  // (embedding and loss; Megatron's account_for_embedding/loss_in_pipeline_split),
+  // besides the balanced split when the layers divide.
+  bool uneven_splits = true;
 };
 
 // One candidate, compact (the space can hold millions); ToConfig() expands it.
@@ -43,6 +54,7 @@ struct Candidate {
   uint8_t sharding = static_cast<uint8_t>(ShardingMode::kZero2);
   uint8_t recompute = static_cast<uint8_t>(RecomputeMode::kNone);
   uint8_t schedule = static_cast<uint8_t>(PipelineSchedule::k1F1B);
+  uint8_t ends_lighter = 0;  // pp split: first and last stages this many layers lighter (0 = balanced)
   bool sp = false;
 };
 
@@ -69,6 +81,7 @@ struct SearchSpace {
   std::map<std::string, int64_t> rejected;   // reason -> entries cut before scoring
   int64_t searched = 0;                  // candidates.size() + every rejected entry
 
+  int64_t layers = 0;                    // the model's layers (uneven splits)
   ParallelConfig ToConfig(const Candidate& c) const;
   ParallelConfig ToConfig(size_t index) const { return ToConfig(candidates[index]); }
 };
@@ -77,6 +90,14 @@ struct SearchSpace {
 // `gpus_per_node`), cut by `constraints`. Deterministic.
 SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
                            const ConstraintSet& constraints, const SpaceOptions& options = {});
+
+// The space the stack's framework supports (SoftwareStack::supports_*),
+// within `options`.
+SpaceOptions SpaceFor(const SoftwareStack& stack, SpaceOptions options = {});
+
+// The stages' layers with the first and last `ends_lighter` layers lighter
+// than the middle ones; empty when they do not split so (pp < 3, remainder).
+std::vector<int> EndsLighterSplit(int64_t layers, int pp, int ends_lighter);
 
 // Positive divisors of n, ascending.
 std::vector<int64_t> Divisors(int64_t n);

@@ -77,7 +77,8 @@ Report MakeReport(const StepWorkload& wl, const ClusterSpec& cluster, const Step
   rep.num_micro_batches = wl.num_micro_batches;
   rep.fidelity = fidelity;
   const TaskGraph& g = sg.graph;
-  const double step = t.makespan_s;
+  // The timeline's makespan plus the wait for the slowest GPU (tier A's term).
+  const double step = t.makespan_s + wl.straggler_s;
   PARASIM_CHECK(step > 0 && std::isfinite(step), "simulated step time ", step);
   const std::vector<RankSummary> sums = SummarizeRanks(g, t, power, step);
 

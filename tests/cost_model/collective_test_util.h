@@ -85,6 +85,7 @@ inline std::vector<std::map<std::string, std::string>> ReadCsv(const std::string
     return out;
   };
   while (std::getline(in, line)) {
+    if (record.empty() && !line.empty() && line[0] == '#') continue;   // a comment line (sources)
     record += line;
     if (std::count(record.begin(), record.end(), '"') % 2 == 1) {  // newline inside quotes
       record += '\n';

@@ -179,3 +179,27 @@ TEST_CASE("cost_model: a placement the topology rejects is infeasible, not an ex
   CHECK_FALSE(r.feasible);
   CHECK(r.infeasible_reason.rfind("config", 0) == 0);
 }
+
+TEST_CASE("cost_model: selective recompute costs what the stack's policy recomputes", "[cost_model]") {
+  const ClusterSpec c = testing::Dgx(testing::H100(), 1);
+  const ModelSpec m = testing::Llama2_7b();
+  JobSpec j = testing::Job(16, 4096);
+  auto overhead = [&](const char* stack) {
+    j.stack = stack;
+    const Report none = Eval(m, c, j, "dp=8,mbs=1,sharding=zero3");
+    const Report sel = Eval(m, c, j, "dp=8,mbs=1,sharding=zero3,recompute=selective");
+    return std::make_pair(sel.compute.si() / none.compute.si() - 1.0,
+                          sel.memory_per_gpu.si() < none.memory_per_gpu.si());
+  };
+  // Megatron's attention-only selective re-runs flash attention's forward:
+  // a few percent. torchtitan's op-level SAC re-runs every other matmul and
+  // every pointwise op: about an eighth of the step (issue 13: ~12% measured).
+  const auto [megatron, megatron_saves] = overhead("megatron-core");
+  const auto [titan, titan_saves] = overhead("torchtitan");
+  CHECK(megatron > 0.005);
+  CHECK(megatron < 0.06);
+  CHECK(titan > 0.08);
+  CHECK(titan < 0.20);
+  CHECK(titan_saves);
+  CHECK(megatron_saves);
+}

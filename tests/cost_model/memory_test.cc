@@ -75,6 +75,80 @@ TEST_CASE("cost_model: sharding modes order memory ddp > zero1 > zero2-replicate
   CHECK(ddp > z1);
   CHECK(z1 > z2r);
   CHECK(z2 > z3);
-  // Megatron DDP: 2 + 4 + 12 = 18 bytes per parameter, plus the reserve.
-  CHECK_THAT(ddp - s.reserve_bytes, WithinRel(18.0 * 7e9, 1e-12));
+  // Megatron DDP: 2 + 4 + 12 = 18 bytes per parameter, plus the reserve and the CUDA context.
+  CHECK_THAT(ddp - s.reserve_bytes - s.cuda_context_bytes, WithinRel(18.0 * 7e9, 1e-12));
+}
+
+TEST_CASE("cost_model: memory is a peak over phases, never their sum", "[cost_model]") {
+  const SoftwareStack s = LoadSoftwareStack("megatron-core");
+  MemoryInputs in;
+  in.sharding = ShardingMode::kDdp;
+  in.params.dense = 1e9;
+  in.params.largest_layer = 1e8;
+  in.activation_bytes = 10e9;
+  in.logits_bytes = 6e9;
+  in.working_bytes = 4e9;
+  const MemoryEstimate e = EstimateMemory(s, in);
+  const double persistent = e.weights + e.grads + e.optimizer;
+  // Logits (end of forward) and the recompute working set (backward) never coexist.
+  CHECK_THAT(e.total - persistent - e.reserve - e.context, WithinRel(s.fragmentation * 16e9, 1e-12));
+  CHECK(std::string(e.peak_phase) == "forward-end");
+  in.working_bytes = 8e9;
+  const MemoryEstimate b = EstimateMemory(s, in);
+  CHECK(std::string(b.peak_phase) == "backward");
+  CHECK_THAT(b.total - e.total, WithinRel(s.fragmentation * 2e9, 1e-12));
+  // Each phase alone is below the peak; the peak is one of them.
+  CHECK(b.phases.Peak() == b.phases.backward);
+  CHECK(b.phases.forward_end <= b.phases.backward);
+}
+
+TEST_CASE("cost_model: zero3 reshards after forward, so its peak is below zero2's", "[cost_model]") {
+  for (const char* name : {"pytorch-fsdp", "pytorch-fsdp2", "deepspeed-zero"}) {
+    const SoftwareStack s = LoadSoftwareStack(name);
+    MemoryInputs in;
+    in.params.dense = 7e9;
+    in.params.largest_layer = 2e8;
+    in.shard_group = 64;
+    in.activation_bytes = 20e9;
+    in.sharding = ShardingMode::kZero2;
+    const double z2 = EstimateMemory(s, in).total;
+    in.sharding = ShardingMode::kZero3;
+    const double z3 = EstimateMemory(s, in).total;
+    INFO(name);
+    // zero2 keeps the stage's 7e9 bf16 weights; zero3 the unit and the one prefetched.
+    CHECK(z2 - z3 > 0.9 * 2.0 * (7e9 - 2 * 2e8));
+  }
+}
+
+TEST_CASE("cost_model: DeepSpeed ZeRO-3 gathers at most stage3_max_live_parameters", "[cost_model]") {
+  SoftwareStack s = LoadSoftwareStack("deepspeed-zero");
+  MemoryInputs in;
+  in.sharding = ShardingMode::kZero3;
+  in.params.dense = 70e9;
+  in.params.largest_layer = 2e9;   // prefetch 1: two units = 4e9 > the 1e9 cap
+  in.shard_group = 64;
+  const double capped = EstimateMemory(s, in).gathered_weights;
+  CHECK_THAT(capped, WithinRel(1e9 * s.compute_param_bytes, 1e-12));
+  s.live_param_elements = 0;
+  CHECK_THAT(EstimateMemory(s, in).gathered_weights, WithinRel(4e9 * s.compute_param_bytes, 1e-12));
+}
+
+TEST_CASE("cost_model: the loss keeps per-element bytes over the micro-batch, or one chunk", "[cost_model]") {
+  SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
+  const double tokens = 8192, vocab = 128256;
+  CHECK_THAT(LossBytes(s, tokens, vocab, 2), WithinRel(tokens * vocab / 2 * 14, 1e-12));
+  s.loss_chunk_tokens = 1024;   // fused linear-cross-entropy
+  s.logits_bytes_per_element = 4;
+  CHECK_THAT(LossBytes(s, tokens, vocab, 1), WithinRel(1024 * vocab * 4, 1e-12));
+  CHECK_THAT(LossBytes(s, 512, vocab, 1), WithinRel(512 * vocab * 4, 1e-12));
+}
+
+TEST_CASE("cost_model: fp32 activations double every saved tensor but the dropout masks", "[cost_model]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-lm-2021");   // dropout on
+  ModelSpec m = testing::Llama2_7b();
+  const ActivationPerToken half = LayerActivationPerToken(m, s);
+  s.activation_bytes = 4;
+  const ActivationPerToken full = LayerActivationPerToken(m, s);
+  CHECK_THAT(full.split, WithinRel(2 * half.split, 1e-12));
+  CHECK_THAT(full.replicated, WithinRel(2 * half.replicated - 2.0 * m.hidden_size, 1e-12));
 }

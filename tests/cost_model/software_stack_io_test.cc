@@ -163,8 +163,9 @@ TEST_CASE("cost_model: a bad stack file names the file, the key and the problem"
         "8:13: grad_bytes: expected a single value", "9:12: attention: expected a mapping"}},
       // The rest of the file is still checked against the default preset.
       {"stack_bad_base.yaml",
-       {"3:7: base: unknown preset 'pytorch-fsdp3' (known: megatron-core, megatron-lm-2021, pytorch-fsdp, "
-        "pytorch-fsdp2)",
+       {"3:7: base: unknown preset 'pytorch-fsdp3' (known: deepspeed-zero, megatron-core, "
+        "megatron-deepspeed, megatron-lm-2021, nanotron, pytorch-fsdp, pytorch-fsdp2, pytorch-fsdp2-eager, "
+        "torchtitan)",
         "4:13: grad_bytes: must be >= 0, got -4"}},
       {"stack_missing_base.yaml",
        {"2:1: schema_version: required key is missing", "2:1: base: required key is missing"}},
@@ -187,7 +188,7 @@ TEST_CASE("cost_model: a missing or broken stack file is an input error", "[cost
 TEST_CASE("cost_model: an unknown stack name lists the presets and says a file is accepted", "[cost_model]") {
   const std::string e = ErrorText([] { LoadSoftwareStack("jax-pjit"); });
   CHECK_THAT(e, Contains("stack: unknown software stack 'jax-pjit'"));
-  CHECK_THAT(e, Contains("megatron-core, megatron-lm-2021, pytorch-fsdp, pytorch-fsdp2"));
+  CHECK_THAT(e, Contains("deepspeed-zero, megatron-core, megatron-deepspeed, megatron-lm-2021, nanotron, pytorch-fsdp"));
   CHECK_THAT(e, Contains("YAML file"));
 }
 
@@ -202,7 +203,7 @@ TEST_CASE("cost_model: a stack with a name of its own is written over the defaul
 TEST_CASE("cost_model: the stack's registry round-trips every field and fires outside every range",
           "[cost_model][registry]") {
   SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
-  REQUIRE(StackFields().size() == 33);
+  REQUIRE(StackFields().size() == 48);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);

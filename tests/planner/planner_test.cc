@@ -225,3 +225,31 @@ TEST_CASE("planner: a re-scorer re-ranks the best plans", "[planner]") {
   const PlanResult c = RunPlan(s.model, s.job, s.gpus, s.gpus_per_node, base, o, &rescorer);
   CHECK(Fingerprint(c) == Fingerprint(b));
 }
+
+TEST_CASE("planner: plans equal on every metric are shown once, naming their equivalents", "[planner]") {
+  Setup s;
+  PlanOptions o;
+  o.top_k = 12;
+  o.constraints = ConstraintSet::Parse("order=any", "test");   // the fake scorer ignores placement order
+  const PlanResult r = s.Run(o);
+  REQUIRE(r.plans.size() == r.equivalents.size());
+  REQUIRE(r.plans.size() == 12);
+  size_t named = 0;
+  for (size_t i = 0; i < r.plans.size(); ++i) {
+    for (size_t j = i + 1; j < r.plans.size(); ++j) {
+      const Report &a = r.plans[i], &b = r.plans[j];
+      const bool same = a.step_time.si() == b.step_time.si() && a.memory_per_gpu.si() == b.memory_per_gpu.si() &&
+                        a.tokens_per_joule == b.tokens_per_joule && a.power_per_gpu.si() == b.power_per_gpu.si();
+      INFO(a.config.ToString() << " vs " << b.config.ToString());
+      CHECK_FALSE(same);
+    }
+    named += r.equivalents[i].size();
+    for (const std::string& e : r.equivalents[i]) CHECK(!e.empty());
+  }
+  // 120 orders place every layout the same to this scorer: each plan names the others.
+  CHECK(named >= 119 * r.plans.size());
+  // The best plan is the same with and without the equivalents collapsed.
+  PlanOptions plain;
+  plain.top_k = 1;
+  CHECK(s.Run(plain).plan_values.front() == r.plan_values.front());
+}

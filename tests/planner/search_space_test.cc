@@ -170,3 +170,53 @@ TEST_CASE("planner: MoE layouts put ep inside dp", "[planner]") {
   CHECK(eps == std::set<int>{1, 2, 4});
   CHECK(s.rejected.at("divisibility: experts % ep") == 1);   // ep=8 of 4 experts
 }
+
+TEST_CASE("planner: uneven pipeline splits: first and last stages lighter by one or two layers", "[planner]") {
+  CHECK(EndsLighterSplit(126, 16, 1) == std::vector<int>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
+  CHECK(EndsLighterSplit(32, 4, 2) == std::vector<int>{7, 9, 9, 7});
+  CHECK(EndsLighterSplit(32, 4, 1).empty());   // 34 does not split in 4
+  CHECK(EndsLighterSplit(32, 2, 1).empty());   // two stages: both are ends
+  CHECK(EndsLighterSplit(4, 4, 2).empty());    // an end stage would have no layer
+  // Llama-3-405B: 126 layers on pp 16 (126 % 16 != 0) is in the space, split 7:8…8:7.
+  ModelSpec m = TinyModel(126, 16, 256);
+  const SearchSpace space = EnumerateSpace(m, Job(64, 64), 32, 8, ConstraintSet::Parse("pp=16", "test"));
+  REQUIRE_FALSE(space.candidates.empty());
+  for (size_t i = 0; i < space.candidates.size(); ++i) {
+    const ParallelConfig c = space.ToConfig(i);
+    REQUIRE(c.pp_layers.size() == 16);
+    CHECK(c.pp_layers.front() == 7);
+    CHECK(c.schedule != PipelineSchedule::kInterleaved);
+  }
+}
+
+TEST_CASE("planner: the stack limits the space to what its framework supports", "[planner]") {
+  ModelSpec m = TinyModel(8, 16, 256);
+  const JobSpec job = Job(64, 64);
+  auto modes = [&](const std::string& stack, bool pp_only) {
+    const SearchSpace space =
+        EnumerateSpace(m, job, 32, 8, ConstraintSet::Parse(pp_only ? "pp=2" : "pp=1", "test"),
+                       SpaceFor(LoadSoftwareStack(stack)));
+    std::set<std::string> out;
+    for (size_t i = 0; i < space.candidates.size(); ++i) {
+      const ParallelConfig c = space.ToConfig(i);
+      out.insert(ToString(c.sharding));
+      if (c.cp > 1) out.insert("cp");
+      out.insert(ToString(c.schedule));
+    }
+    return out;
+  };
+  const auto m2021 = modes("megatron-lm-2021", true);
+  CHECK(m2021.count("zero1") == 0);
+  CHECK(m2021.count("zero3") == 0);
+  CHECK(m2021.count("cp") == 0);
+  CHECK(m2021.count("interleaved") == 1);
+  const auto ds_pp = modes("deepspeed-zero", true);   // ZeRO-2/3 do not run under DeepSpeed's pipeline
+  CHECK(ds_pp.count("zero1") == 1);
+  CHECK(ds_pp.count("zero2") == 0);
+  CHECK(ds_pp.count("zero3") == 0);
+  const auto ds = modes("deepspeed-zero", false);
+  CHECK(ds.count("zero3") == 1);
+  const auto fsdp = modes("pytorch-fsdp", true);
+  CHECK(fsdp.count("zb-h1") == 0);   // zero-bubble schedules came after PyTorch 2.3
+  CHECK(modes("torchtitan", true).count("zb-h1") == 1);
+}
