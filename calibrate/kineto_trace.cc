@@ -1,3 +1,4 @@
+#include "core/input_file.h"
 #include "calibrate/kineto_trace.h"
 
 #include <algorithm>
@@ -310,7 +311,7 @@ Json ParseStreaming(std::string_view text, const std::string& file, EventReader&
       }
       return true;
     });
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {   // syntax (with its byte offset), a number out of range, ...
     std::string what = e.what();
     const size_t cut = what.find("] ");
     if (cut != std::string::npos) what = what.substr(cut + 2);
@@ -788,11 +789,7 @@ StepTraceSummary ReadKinetoTrace(const std::string& path, const TraceReadOptions
   static constexpr const char* kGzip =
       "a gzip file (torch.profiler writes .pt.trace.json.gz); gunzip it and pass the .json";
   if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) throw InvalidInput(path, "", kGzip);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InvalidInput(path, "", "cannot read the file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = ReadInputFile(path, "", kMaxTraceFileBytes);
   if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b) {
     throw InvalidInput(path, "", kGzip);
   }

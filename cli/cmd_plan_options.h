@@ -2,11 +2,13 @@
 // goodput, threads), filled into planner::PlanOptions.
 #pragma once
 
+#include <cmath>
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "core/error.h"
 #include "core/unit_parse.h"
 #include "planner/planner.h"
 
@@ -28,7 +30,31 @@ struct PlannerFlags {
   std::string fidelity = "analytical";
   int rescore = 16;
 
+  // Every number in range before any use: NaN, inf and negatives never reach
+  // a report. All problems at once.
+  void Validate() const {
+    IssueList issues;
+    auto real = [&](double v, const char* flag, double max) {
+      if (!(std::isfinite(v) && v >= 0 && v <= max)) {
+        issues.Add("", flag, StrCat("must be a finite number in [0, ", max, "], got ", v));
+      }
+    };
+    auto count = [&](int v, const char* flag, int min, int max) {
+      if (v < min || v > max) issues.Add("", flag, StrCat("must be in [", min, ", ", max, "], got ", v));
+    };
+    real(gpu_hour_price, "--gpu-hour-price", 1e6);
+    real(energy_price, "--energy-price", 1e6);
+    real(tokens, "--tokens", 1e18);
+    real(mtbf_gpu_hours, "--mtbf-gpu-hours", 1e12);
+    count(top, "--top", 1, 1000000);
+    count(threads, "--threads", 0, 4096);
+    count(max_tp, "--max-tp", 0, 1000000);
+    count(rescore, "--rescore", 0, 1000000);
+    issues.ThrowIfAny();
+  }
+
   planner::PlanOptions ToOptions() const {
+    Validate();
     planner::PlanOptions o;
     o.objective.objective = planner::ParseObjective(objective);
     o.constraints = planner::ConstraintSet::Parse(constrain);
