@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
+#include "cli/provenance.h"
 #include "core/error.h"
 #include "core/field_registry.h"
 #include "core/loaders.h"
 #include "cost_model/software_stack.h"
+#include "cost_model/software_stack_io.h"
+#include "core/sha256.h"
 
 namespace parasim::cli {
 
@@ -41,7 +44,11 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
   cmd.add_option("--job", spec.job_file, "Job YAML (global_batch, seq_len, precision, stack); flags override it");
 }
 
-ModelSpec SpecOptions::LoadModelSpec() const { return LoadModel(model); }
+ModelSpec SpecOptions::LoadModelSpec() const {
+  ModelSpec m = LoadModel(model);
+  RecordFileOrPreset("model", model, "");
+  return m;
+}
 
 ClusterSpec SpecOptions::LoadClusterSpec() const {
   IssueList issues;
@@ -68,6 +75,8 @@ ClusterSpec SpecOptions::LoadClusterSpec() const {
     }
     c = LoadCluster(cluster, static_cast<int>(g / c.gpus_per_node));
   }
+  RecordFileOrPreset("cluster", cluster, StrCat("clusters/", cluster, ".yaml"));
+  RecordFileOrPreset("gpu_profile", c.gpu.file.empty() ? c.gpu.name : c.gpu.file, StrCat("gpus/", c.gpu.name, ".yaml"));
   return c;
 }
 
@@ -109,7 +118,13 @@ JobSpec SpecOptions::LoadJobSpec() const {
     issues.Add(i);
   }
   issues.ThrowIfAny();
-  LoadSoftwareStack(job.stack);  // a bad stack name or file stops here, before any work
+  const SoftwareStack loaded = LoadSoftwareStack(job.stack);  // a bad stack name or file stops here
+  if (IsSoftwareStackPath(job.stack)) {
+    RecordFileOrPreset("stack", job.stack, "");
+  } else {   // a preset: the hash of its complete stack file
+    RecordInput({"stack", loaded.name, Sha256Hex(SoftwareStackToYaml(loaded, {}, loaded.name))});
+  }
+  if (!job_file.empty()) RecordFileOrPreset("job", job_file, "");
   return job;
 }
 
