@@ -29,6 +29,8 @@ struct PlannerFlags {
   std::string restart_time = "10 min";
   std::string fidelity = "analytical";
   int rescore = 16;
+  long long max_configs = 0;         // 0 = no bound
+  std::string time_budget;           // "" = no bound
 
   // Every number in range before any use: NaN, inf and negatives never reach
   // a report. All problems at once.
@@ -50,6 +52,7 @@ struct PlannerFlags {
     count(threads, "--threads", 0, 4096);
     count(max_tp, "--max-tp", 0, 1000000);
     count(rescore, "--rescore", 0, 1000000);
+    if (max_configs < 0) issues.Add("", "--max-configs", StrCat("must be >= 0, got ", max_configs));
     issues.ThrowIfAny();
   }
 
@@ -73,6 +76,8 @@ struct PlannerFlags {
     if (fidelity == "simulated") o.fidelity = Fidelity::kSimulated;
     else if (fidelity == "full") o.fidelity = Fidelity::kFull;
     o.rescore_k = rescore;
+    o.max_configs = max_configs;
+    if (!time_budget.empty()) o.time_budget_s = ParseDuration(time_budget, "--time-budget").si();
     o.objective.Validate();
     return o;
   }
@@ -104,6 +109,10 @@ inline void AddPlannerFlags(CLI::App& cmd, PlannerFlags& f, bool with_top = true
       ->capture_default_str();
   cmd.add_option("--rescore", f.rescore, "How many of tier A's best plans the simulator re-scores")
       ->capture_default_str();
+  cmd.add_option("--max-configs", f.max_configs,
+                 "Score at most N candidates, the first in the fixed enumeration order (deterministic; 0 = all)");
+  cmd.add_option("--time-budget", f.time_budget,
+                 "Stop scoring after this long (duration, e.g. \"30 s\"); the output says it was cut");
 }
 
 }  // namespace parasim::cli
