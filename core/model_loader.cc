@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_file.h"
+#include "core/did_you_mean.h"
 #include "core/internal/yaml_reader.h"
 #include "core/loaders.h"
 #include "core/model_presets.h"
@@ -333,7 +334,8 @@ ModelSpec LoadModel(const std::string& name_or_path) {
   std::string names;
   for (const std::string& n : ModelPresetNames()) names += (names.empty() ? "" : ", ") + n;
   throw InvalidInput("", "--model",
-              StrCat("'", name_or_path, "' is neither a preset (", names, ") nor an existing file"));
+                     StrCat("'", ShortName(name_or_path), "' is neither a preset nor an existing file; ",
+                            DidYouMean(name_or_path, ModelPresetNames()), "presets: ", names));
 }
 
 }  // namespace parasim

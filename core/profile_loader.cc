@@ -5,6 +5,7 @@
 
 #include "core/input_file.h"
 #include "core/embedded_files.h"
+#include "core/did_you_mean.h"
 #include "core/field_registry.h"
 #include "core/internal/field_reader.h"
 #include "core/internal/yaml_reader.h"
@@ -54,8 +55,8 @@ YAML::Node OpenProfileYaml(const std::string& folder, const std::string& name_or
     return internal::ParseYamlFile(name_or_path);
   }
   throw InvalidInput("", flag,
-              StrCat("'", name_or_path, "' is neither a built-in name (", JoinNames(EmbeddedNames(folder)),
-                     ") nor an existing file"));
+                     StrCat("'", ShortName(name_or_path), "' is neither a built-in name nor an existing file; ",
+                            DidYouMean(name_or_path, EmbeddedNames(folder)), "built in: ", JoinNames(EmbeddedNames(folder))));
 }
 
 // `overrides:` in a cluster file: any profile field by its flat name, for
