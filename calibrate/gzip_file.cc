@@ -8,6 +8,7 @@
 #endif
 
 #include "core/error.h"
+#include "core/input_file.h"
 
 namespace parasim::calibrate {
 namespace {
@@ -32,6 +33,10 @@ std::string Inflate(const std::string& bytes, const std::string& path) {
     z.avail_out = sizeof buf;
     rc = inflate(&z, Z_NO_FLUSH);
     out.append(buf, sizeof buf - z.avail_out);
+    if (out.size() > kMaxTraceFileBytes) {   // a gzip bomb is bad input, not an out-of-memory
+      inflateEnd(&z);
+      throw InvalidInput(path, "", StrCat("inflates to more than ", kMaxTraceFileBytes >> 20, " MiB"));
+    }
     if (rc == Z_STREAM_END) {
       if (z.avail_in == 0) break;
       inflateReset(&z);  // another member follows
@@ -59,11 +64,7 @@ bool GzipSupported() {
 }
 
 std::string ReadMaybeGzipFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InvalidInput(path, "", "cannot read the file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  std::string bytes = ss.str();
+  std::string bytes = ReadInputFile(path, "", kMaxTraceFileBytes);   // a regular file, bounded
   if (!HasGzipMagic(bytes)) return bytes;
 #ifdef PARASIM_HAVE_ZLIB
   return Inflate(bytes, path);

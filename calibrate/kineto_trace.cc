@@ -1,3 +1,4 @@
+#include "core/input_file.h"
 #include "calibrate/kineto_trace.h"
 
 #include <algorithm>
@@ -311,7 +312,7 @@ Json ParseStreaming(std::string_view text, const std::string& file, EventReader&
       }
       return true;
     });
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {   // syntax (with its byte offset), a number out of range, ...
     std::string what = e.what();
     const size_t cut = what.find("] ");
     if (cut != std::string::npos) what = what.substr(cut + 2);

@@ -1,3 +1,4 @@
+#include "core/input_file.h"
 #include "calibrate/microbench_data.h"
 
 #include <cmath>
@@ -14,13 +15,10 @@ namespace {
 using nlohmann::json;
 
 json ReadJson(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InvalidInput(path, "", "cannot read the file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
+  const std::string text = ReadInputFile(path);
   try {
-    return json::parse(ss.str());
-  } catch (const json::parse_error& e) {
+    return json::parse(text);
+  } catch (const json::exception& e) {   // syntax (with its byte offset), a number out of range, ...
     throw InvalidInput(path, "", StrCat("not valid JSON: ", e.what()));
   }
 }

@@ -1,7 +1,9 @@
+#include "core/input_file.h"
 #include "calibrate/nccl_tests_log.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -38,8 +40,9 @@ std::optional<double> ParseDouble(const std::string& s) {
 std::optional<int64_t> ParseInt(const std::string& s) {
   if (s.empty()) return std::nullopt;
   char* end = nullptr;
+  errno = 0;
   const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (end != s.c_str() + s.size()) return std::nullopt;
+  if (end != s.c_str() + s.size() || errno == ERANGE) return std::nullopt;   // 20 digits: not a size
   return static_cast<int64_t>(v);
 }
 
@@ -283,11 +286,7 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
 }
 
 std::vector<NcclTestsTable> LoadNcclTestsLog(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InvalidInput(path, "", "cannot read the file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ParseNcclTestsLog(ss.str(), path);
+  return ParseNcclTestsLog(ReadInputFile(path), path);
 }
 
 }  // namespace parasim::calibrate

@@ -2,11 +2,13 @@
 // goodput, threads), filled into planner::PlanOptions.
 #pragma once
 
+#include <cmath>
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "core/error.h"
 #include "core/unit_parse.h"
 #include "planner/planner.h"
 
@@ -27,8 +29,35 @@ struct PlannerFlags {
   std::string restart_time = "10 min";
   std::string fidelity = "analytical";
   int rescore = 16;
+  long long max_configs = 0;         // 0 = no bound
+  std::string time_budget;           // "" = no bound
+
+  // Every number in range before any use: NaN, inf and negatives never reach
+  // a report. All problems at once.
+  void Validate() const {
+    IssueList issues;
+    auto real = [&](double v, const char* flag, double max) {
+      if (!(std::isfinite(v) && v >= 0 && v <= max)) {
+        issues.Add("", flag, StrCat("must be a finite number in [0, ", max, "], got ", v));
+      }
+    };
+    auto count = [&](int v, const char* flag, int min, int max) {
+      if (v < min || v > max) issues.Add("", flag, StrCat("must be in [", min, ", ", max, "], got ", v));
+    };
+    real(gpu_hour_price, "--gpu-hour-price", 1e6);
+    real(energy_price, "--energy-price", 1e6);
+    real(tokens, "--tokens", 1e18);
+    real(mtbf_gpu_hours, "--mtbf-gpu-hours", 1e12);
+    count(top, "--top", 1, 1000000);
+    count(threads, "--threads", 0, 4096);
+    count(max_tp, "--max-tp", 0, 1000000);
+    count(rescore, "--rescore", 0, 1000000);
+    if (max_configs < 0) issues.Add("", "--max-configs", StrCat("must be >= 0, got ", max_configs));
+    issues.ThrowIfAny();
+  }
 
   planner::PlanOptions ToOptions() const {
+    Validate();
     planner::PlanOptions o;
     o.objective.objective = planner::ParseObjective(objective);
     o.constraints = planner::ConstraintSet::Parse(constrain);
@@ -47,6 +76,8 @@ struct PlannerFlags {
     if (fidelity == "simulated") o.fidelity = Fidelity::kSimulated;
     else if (fidelity == "full") o.fidelity = Fidelity::kFull;
     o.rescore_k = rescore;
+    o.max_configs = max_configs;
+    if (!time_budget.empty()) o.time_budget_s = ParseDuration(time_budget, "--time-budget").si();
     o.objective.Validate();
     return o;
   }
@@ -78,6 +109,10 @@ inline void AddPlannerFlags(CLI::App& cmd, PlannerFlags& f, bool with_top = true
       ->capture_default_str();
   cmd.add_option("--rescore", f.rescore, "How many of tier A's best plans the simulator re-scores")
       ->capture_default_str();
+  cmd.add_option("--max-configs", f.max_configs,
+                 "Score at most N candidates, the first in the fixed enumeration order (deterministic; 0 = all)");
+  cmd.add_option("--time-budget", f.time_budget,
+                 "Stop scoring after this long (duration, e.g. \"30 s\"); the output says it was cut");
 }
 
 }  // namespace parasim::cli

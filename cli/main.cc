@@ -1,6 +1,10 @@
 // parasim: dispatches to the registered subcommands and maps failures to the
 // exit codes of docs/exit-codes.md (cli/exit_codes.h). The only place that prints.
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -37,16 +41,42 @@ void AddOutputOptions(CLI::App& cmd, OutputOptions& out, bool csv_allowed) {
 }
 
 namespace {
+
+// The temporary file being written, for the signal handler: SIGINT/SIGTERM
+// while writing remove it, so no partial file is left (the target is only
+// ever replaced by rename, whole).
+char g_temp_path[4200] = "";
+
+extern "C" void RemoveTempAndDie(int sig) {
+  if (g_temp_path[0] != '\0') ::unlink(g_temp_path);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+struct TempGuard {
+  explicit TempGuard(const std::string& path) {
+    if (path.size() < sizeof g_temp_path) std::memcpy(g_temp_path, path.c_str(), path.size() + 1);
+    std::signal(SIGINT, RemoveTempAndDie);
+    std::signal(SIGTERM, RemoveTempAndDie);
+  }
+  ~TempGuard() {
+    g_temp_path[0] = '\0';
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+};
+
 // A JSON report (an object) begins with its provenance (cli/provenance.h).
 std::string WithProvenance(const OutputOptions& out, const std::string& text) {
   if (out.Parsed() != Format::kJson || text.rfind("{\n", 0) != 0) return text;
   return "{\n" + ProvenanceMembers() + ",\n" + text.substr(2);
 }
+
 }  // namespace
 
 void WriteOutput(const OutputOptions& out, const std::string& report) {
   const std::string text = WithProvenance(out, report);
-  if (out.output_file.empty()) {
+  if (out.output_file.empty() || out.output_file == "-") {   // "-o -": stdout
     std::cout << text;
     std::cout.flush();
     return;
@@ -55,6 +85,7 @@ void WriteOutput(const OutputOptions& out, const std::string& report) {
   const fs::path target(out.output_file);
   fs::path tmp = target;
   tmp += ".parasim-tmp";
+  const TempGuard guard(tmp.string());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw InvalidInput(out.output_file, "-o", "cannot open for writing");

@@ -22,15 +22,22 @@ struct SpecOptions {
   std::string stack;             // "" = the job's default stack
   std::string job_file;          // optional YAML job (flags override it)
   std::string hw_profile;        // fitted collective profile (else the cluster's hw_profile)
+  // The numeric flags as typed: read by the field registry's parser and
+  // ranges (core/field_registry.h), so "1e10", "0" and 20-digit numbers are
+  // clear errors naming the flag. Empty: not given.
+  std::string nodes_text, gpus_text, global_batch_text, seq_len_text;
 
   ModelSpec LoadModelSpec() const;
   // Also makes the --hw-profile (or the cluster's hw_profile) the collective
   // model's parameters for the rest of the process.
   ClusterSpec LoadClusterSpec() const;
-  JobSpec LoadJobSpec() const;   // throws parasim::Error when global batch is missing
+  // --job FILE supplies what it holds; flags override it. Throws
+  // InvalidInput when no global batch is given either way.
+  JobSpec LoadJobSpec() const;
 };
 
-// Adds the flags; `need_batch` marks --global-batch as required.
+// Adds the flags; `need_batch`: the command needs a global batch (from
+// --global-batch or --job), checked by LoadJobSpec.
 void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch = true);
 
 }  // namespace parasim::cli

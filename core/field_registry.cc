@@ -240,9 +240,9 @@ const std::vector<JobField>& JobFields() {
   using U = FieldUnit;
   // 1e8 x 1e8 tokens per step stays exact in int64 (and in a double).
   static const std::vector<JobField> fields = {
-      {"global_batch", "", U::kCount, Count(1, 1e8), true, "sequences per optimizer step", std::nullopt,
+      {"global_batch", "", U::kCount, Count(1, 1e8), false, "sequences per optimizer step", std::nullopt,
        PARASIM_ACCESS(J, global_batch)},
-      {"seq_len", "", U::kCount, Count(1, 1e8), true, "tokens per sequence", std::nullopt, PARASIM_ACCESS(J, seq_len)},
+      {"seq_len", "", U::kCount, Count(1, 1e8), false, "tokens per sequence", std::nullopt, PARASIM_ACCESS(J, seq_len)},
   };
   return fields;
 }

@@ -29,7 +29,8 @@ std::vector<std::string> GpuProfileNames();
 ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override = 0);
 std::vector<std::string> ClusterPresetNames();
 
-// Job from YAML (global_batch, seq_len, precision, optimizer, stack).
+// Job from YAML (global_batch, seq_len, precision, optimizer, stack); keys left
+// out stay 0 / default, for flags to fill (cli --job).
 JobSpec LoadJobYaml(const std::string& path);
 
 // Parallel config from YAML (same keys as the string form).

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/input_file.h"
+#include "core/did_you_mean.h"
 #include "core/internal/yaml_reader.h"
 #include "core/loaders.h"
 #include "core/model_presets.h"
@@ -58,11 +60,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 }
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput(path, "", "cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return ReadInputFile(path, "--model");
 }
 
 // --- Hugging Face config.json ---------------------------------------------
@@ -292,7 +290,11 @@ ModelSpec LoadHuggingFaceConfig(const std::string& path) {
         ++column;
       }
     }
-    throw InvalidInput({Issue{path, "", line, column, "invalid JSON"}});
+    throw InvalidInput({Issue{path, "", line, column, StrCat("invalid JSON at byte offset ", e.byte)}});
+  } catch (const nlohmann::json::exception& e) {   // a number out of range (1e400), ...
+    std::string what = e.what();
+    const size_t cut = what.find("] ");
+    throw InvalidInput(path, "", StrCat("invalid JSON: ", cut == std::string::npos ? what : what.substr(cut + 2)));
   }
   if (!j.is_object()) throw InvalidInput(path, "", "expected a JSON object (a Hugging Face config.json)");
   const std::string family = HfFamily(j);
@@ -325,14 +327,15 @@ ModelSpec LoadModel(const std::string& name_or_path) {
   for (const ModelSpec& m : ModelPresets()) {
     if (m.name == name_or_path) return m;
   }
-  if (std::filesystem::exists(name_or_path)) {
+  if (PathExists(name_or_path)) {
     if (EndsWith(name_or_path, ".json")) return LoadHuggingFaceConfig(name_or_path);
     return LoadModelYaml(name_or_path);
   }
   std::string names;
   for (const std::string& n : ModelPresetNames()) names += (names.empty() ? "" : ", ") + n;
   throw InvalidInput("", "--model",
-              StrCat("'", name_or_path, "' is neither a preset (", names, ") nor an existing file"));
+                     StrCat("'", ShortName(name_or_path), "' is neither a preset nor an existing file; ",
+                            DidYouMean(name_or_path, ModelPresetNames()), "presets: ", names));
 }
 
 }  // namespace parasim

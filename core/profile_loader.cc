@@ -3,7 +3,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/input_file.h"
 #include "core/embedded_files.h"
+#include "core/did_you_mean.h"
 #include "core/field_registry.h"
 #include "core/internal/field_reader.h"
 #include "core/internal/yaml_reader.h"
@@ -48,13 +50,13 @@ YAML::Node OpenProfileYaml(const std::string& folder, const std::string& name_or
     file_out = StrCat("hw_profiles/", f->path);
     return internal::ParseYamlText(f->content, file_out);
   }
-  if (std::filesystem::exists(name_or_path)) {
+  if (PathExists(name_or_path)) {
     file_out = name_or_path;
     return internal::ParseYamlFile(name_or_path);
   }
   throw InvalidInput("", flag,
-              StrCat("'", name_or_path, "' is neither a built-in name (", JoinNames(EmbeddedNames(folder)),
-                     ") nor an existing file"));
+                     StrCat("'", ShortName(name_or_path), "' is neither a built-in name nor an existing file; ",
+                            DidYouMean(name_or_path, EmbeddedNames(folder)), "built in: ", JoinNames(EmbeddedNames(folder))));
 }
 
 // `overrides:` in a cluster file: any profile field by its flat name, for
@@ -171,7 +173,7 @@ GpuProfile LoadGpuProfile(const std::string& name_or_path) {
   issues.ThrowIfAny();
   AddValidationIssues(ValidateGpuProfile(g, file), root, issues);
   issues.ThrowIfAny();
-  g.file = std::filesystem::exists(name_or_path) ? name_or_path : "";
+  g.file = PathExists(name_or_path) ? name_or_path : "";
   return g;
 }
 
@@ -218,9 +220,9 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
   try {
     // A gpu name resolves as a built-in profile or as a path relative to the cluster file.
     std::string gpu_ref = gpu;
-    if (!std::filesystem::exists(gpu_ref) && std::filesystem::exists(name_or_path)) {
+    if (!PathExists(gpu_ref) && PathExists(name_or_path)) {
       auto rel = std::filesystem::path(name_or_path).parent_path() / gpu;
-      if (std::filesystem::exists(rel)) gpu_ref = rel.string();
+      if (PathExists(rel.string())) gpu_ref = rel.string();
     }
     c.gpu = LoadGpuProfile(gpu_ref);
   } catch (const InvalidInput& e) {
@@ -255,7 +257,7 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
                 StrCat(c.nodes, " nodes x ", c.inter_node.nics_per_node, " NICs exceed what ",
                        c.inter_node.tiers, " tiers of ", c.inter_node.switch_radix, "-port switches connect"));
   }
-  c.file = std::filesystem::exists(name_or_path) ? name_or_path : "";
+  c.file = PathExists(name_or_path) ? name_or_path : "";
   return c;
 }
 

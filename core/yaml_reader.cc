@@ -1,3 +1,4 @@
+#include "core/input_file.h"
 #include "core/internal/yaml_reader.h"
 
 #include <cmath>
@@ -17,11 +18,7 @@ YAML::Node ParseYamlText(const std::string& text, const std::string& file) {
 }
 
 YAML::Node ParseYamlFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidInput(path, "", "cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseYamlText(text.str(), path);
+  return ParseYamlText(ReadInputFile(path), path);
 }
 
 YamlMap::YamlMap(YAML::Node node, std::string file, std::string path, IssueList* issues)

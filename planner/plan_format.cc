@@ -73,6 +73,7 @@ std::string PlanToJson(const PlanResult& r, const PlanExtras& extras) {
   j["searched"] = r.searched;
   j["scored"] = r.scored;
   j["feasible"] = r.feasible;
+  if (!r.cut_by.empty()) j["cut_by"] = r.cut_by;   // a resource bound stopped the search
   Json rejected = Json::object();
   for (const auto& [reason, n] : r.rejected) rejected[reason] = n;
   j["rejected"] = rejected;
@@ -121,6 +122,7 @@ std::string PlanToTable(const PlanResult& r, const PlanExtras& extras) {
                            ")  gpus: ", r.gpus, "  space: ", r.space_size, "  searched: ", r.searched, "  scored: ", r.scored,
                            "  feasible: ", r.feasible, "  ranked by: ",
                            r.plans.empty() ? "analytical" : ToString(r.plans.front().fidelity), "\n");
+  if (!r.cut_by.empty()) out += StrCat("search cut by ", r.cut_by, ": the best of what was scored\n");
   if (!r.rejected.empty()) {
     out += "rejected:";
     for (const auto& [reason, n] : r.rejected) out += StrCat("  ", reason, " ", n, ";");

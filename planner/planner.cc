@@ -1,6 +1,8 @@
 #include "planner/planner.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 
@@ -15,7 +17,10 @@ constexpr const char* kReasonDominated = "dominance: recompute not needed";
 constexpr const char* kReasonImpliedMemory = "memory: a smaller micro-batch did not fit";
 constexpr const char* kMemoryCategory = "memory";
 
-enum class State : uint8_t { kUnscored, kFeasible, kInfeasible, kDominated, kImpliedMemory };
+constexpr const char* kReasonMaxConfigs = "limit: --max-configs";
+constexpr const char* kReasonTimeBudget = "limit: --time-budget";
+
+enum class State : uint8_t { kUnscored, kFeasible, kInfeasible, kDominated, kImpliedMemory, kMaxConfigs, kTimeBudget };
 
 // What ranking needs of one scored candidate (full reports are re-made for the few printed).
 struct Scored {
@@ -121,6 +126,10 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   if (options.top_k < 1) throw InvalidInput("", "--top", "must be at least 1");
   if (options.rescore_k < 0) throw InvalidInput("", "--rescore", "must not be negative");
   if (options.threads < 0) throw InvalidInput("", "--threads", "must not be negative");
+  if (options.max_configs < 0) throw InvalidInput("", "--max-configs", "must not be negative");
+  if (!(options.time_budget_s >= 0) || !std::isfinite(options.time_budget_s)) {
+    throw InvalidInput("", "--time-budget", "must be a finite duration >= 0");
+  }
 
   const SearchSpace space = EnumerateSpace(model, job, gpus, gpus_per_node, options.constraints, options.space);
   const bool dominance = options.recompute_dominance && options.objective.objective != Objective::kExposedComm;
@@ -132,8 +141,38 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   // One chain (same config but micro-batch and recompute) per task, in order:
   // a ladder stops at its first fitting rung (dominance); once a whole ladder
   // fails on memory, the larger micro-batches of the chain are known not to fit.
+  // --max-configs: whole chains in enumeration order while they fit the bound.
+  size_t chains_in_bound = space.chains.size();
+  if (options.max_configs > 0) {
+    int64_t taken = 0;
+    for (size_t ci = 0; ci < space.chains.size(); ++ci) {
+      int64_t n = 0;
+      const Chain& chain = space.chains[ci];
+      for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) n += space.ladders[li].count;
+      if (taken + n > options.max_configs) {
+        chains_in_bound = ci;
+        break;
+      }
+      taken += n;
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<bool> out_of_time{false};
+  auto mark_chain = [&](const Chain& chain, State state) {
+    for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
+      for (uint32_t k = 0; k < space.ladders[li].count; ++k) scored[space.ladders[li].first + k].state = state;
+    }
+  };
+
   ParallelFor(space.chains.size(), options.threads, [&](size_t ci) {
     const Chain& chain = space.chains[ci];
+    if (ci >= chains_in_bound) return mark_chain(chain, State::kMaxConfigs);
+    if (options.time_budget_s > 0 &&
+        (out_of_time.load() ||
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > options.time_budget_s)) {
+      out_of_time.store(true);
+      return mark_chain(chain, State::kTimeBudget);
+    }
     bool memory_bound = false;
     for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
       const Ladder& ladder = space.ladders[li];
@@ -184,7 +223,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
 
   std::vector<size_t> feasible;
   std::vector<double> score(scored.size(), 0.0);
-  int64_t dominated = 0, implied_memory = 0;
+  int64_t dominated = 0, implied_memory = 0, over_max = 0, over_time = 0;
   for (size_t i = 0; i < scored.size(); ++i) {
     switch (scored[i].state) {
       case State::kFeasible:
@@ -195,11 +234,21 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
       case State::kInfeasible: ++result.scored; break;
       case State::kDominated: ++dominated; break;
       case State::kImpliedMemory: ++implied_memory; break;
+      case State::kMaxConfigs: ++over_max; break;
+      case State::kTimeBudget: ++over_time; break;
       case State::kUnscored: PARASIM_CHECK(false, "candidate ", i, " left unscored");
     }
   }
   if (dominated > 0) result.rejected[kReasonDominated] += dominated;
   if (implied_memory > 0) result.rejected[kReasonImpliedMemory] += implied_memory;
+  if (over_max > 0) {
+    result.rejected[kReasonMaxConfigs] += over_max;
+    result.cut_by = StrCat("--max-configs ", options.max_configs);
+  }
+  if (over_time > 0) {
+    result.rejected[kReasonTimeBudget] += over_time;
+    result.cut_by += StrCat(result.cut_by.empty() ? "" : ", ", "--time-budget ", options.time_budget_s, " s");
+  }
   result.feasible = static_cast<int64_t>(feasible.size());
   {
     int64_t total = result.feasible;

@@ -51,6 +51,13 @@ struct PlanOptions {
   // tier-A plans are re-scored and re-ranked; the rest keep tier A's order.
   Fidelity fidelity = Fidelity::kAnalytical;
   int rescore_k = 16;
+  // Resource bounds. max_configs > 0: score at most this many candidates, the
+  // first in the fixed enumeration order (whole chains), so the answer is
+  // deterministic. time_budget_s > 0: stop starting chains after this many
+  // seconds; what was scored by then is ranked, and the result says it was cut
+  // (such output is not byte-reproducible).
+  int64_t max_configs = 0;
+  double time_budget_s = 0;
 };
 
 struct PlanResult {
@@ -71,6 +78,9 @@ struct PlanResult {
   // Per plan: the configs whose every reported metric (time, memory, energy,
   // power) equals it, as the keys where they differ ("schedule=zb-h1").
   std::vector<std::vector<std::string>> equivalents;
+  // Non-empty when a resource bound left candidates unscored ("--max-configs
+  // 1000", "--time-budget 5 s"); they are counted in `rejected` under it.
+  std::string cut_by;
 };
 
 // The general form: any scorer (tests inject one). With a `rescorer` the best

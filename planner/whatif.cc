@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/did_you_mean.h"
 #include "core/error.h"
 #include "core/field_registry.h"
 #include "core/loaders.h"
@@ -67,34 +68,8 @@ std::string KeyList() {
   return out;
 }
 
-// Edit distance, for "did you mean".
-size_t Distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string UnknownKeyMessage(const std::string& key) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(3, key.size() / 3) + 1;
-  for (const std::string& k : WhatifKeys()) {
-    const size_t d = Distance(key, k);
-    if (d < best_distance) {
-      best_distance = d;
-      best = k;
-    }
-  }
-  const std::string hint = best.empty() ? "" : StrCat("did you mean '", best, "'? ");
-  return StrCat("unknown key '", key, "'; ", hint, "valid: ", KeyList());
+  return StrCat("unknown key '", ShortName(key), "'; ", DidYouMean(key, WhatifKeys()), "valid: ", KeyList());
 }
 
 // The value of a registry field, parsed in its unit and range-checked.

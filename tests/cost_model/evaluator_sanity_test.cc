@@ -34,5 +34,10 @@ TEST_CASE("cost_model: seed-finding sanity printout", "[.sanity]") {
     for (const auto& e : r.by_op) std::printf("%s=%.4f ", e.name.c_str(), e.total.si());
     for (const auto& e : r.by_dimension) std::printf("%s=%.4f/%.4f ", e.name.c_str(), e.total.si(), e.exposed.si());
     std::printf("\n");
+    // Exposed communication is part of all communication; the step holds the compute.
+    INFO(r.config.ToString());
+    CHECK(r.feasible);
+    CHECK((r.exposed_comm >= Seconds(0) && r.exposed_comm <= r.comm));
+    CHECK(r.step_time >= r.compute);
   }
 }

@@ -63,14 +63,17 @@ TEST_CASE("cost_model: more HBM bandwidth is never slower end to end", "[cost_mo
   CHECK(fast.step_time < base.step_time);
 }
 
-TEST_CASE("cost_model: faster network never exposes more communication", "[cost_model]") {
+TEST_CASE("cost_model: a faster network exposes strictly less communication", "[cost_model]") {
   const ModelSpec m = testing::Llama2_7b();
   const JobSpec j = testing::Job(512, 4096);
   ClusterSpec c = testing::Dgx(testing::H100(), 32);
   const Report base = Eval(m, c, j, "dp=256,mbs=2,sharding=zero2");
   c.inter_node.nic_bandwidth = Gbps(1600);
   const Report fast = Eval(m, c, j, "dp=256,mbs=2,sharding=zero2");
-  CHECK(fast.exposed_comm <= base.exposed_comm);
+  // At 400 Gb/s this layout exposes gradient traffic; 4x the NIC must
+  // strictly shrink it (and never lengthen the step).
+  REQUIRE(base.exposed_comm > Seconds(0));
+  CHECK(fast.exposed_comm < base.exposed_comm);
   CHECK(fast.step_time <= base.step_time);
 }
 

@@ -57,5 +57,9 @@ TEST_CASE("cost_model: Korthikanti printout", "[.sanity]") {
     const Prediction p = Predict(k);
     std::printf("%5s speedup %.3f (published %.3f)  MFU %.3f (published %.3f)\n", k.name, p.speedup, k.speedup, p.mfu,
                 k.mfu);
+    // Selective recomputation beats full recomputation; MFU is a fraction.
+    INFO(k.name);
+    CHECK(p.speedup > 1.0);
+    CHECK((p.mfu > 0 && p.mfu < 1));
   }
 }

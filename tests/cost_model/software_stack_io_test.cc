@@ -178,7 +178,7 @@ TEST_CASE("cost_model: a bad stack file names the file, the key and the problem"
 
 TEST_CASE("cost_model: a missing or broken stack file is an input error", "[cost_model][stack_io]") {
   CHECK_THAT(ErrorText([] { LoadSoftwareStack("no/such/stack.yaml"); }),
-             Contains("no/such/stack.yaml") && Contains("cannot open"));
+             Contains("no/such/stack.yaml") && Contains("cannot read"));
   const TempFile junk("junk.yaml", "base: [pytorch-fsdp\n");
   CHECK_THAT(ErrorText([&] { LoadSoftwareStack(junk.path.string()); }), Contains("invalid YAML"));
   const TempFile list("list.yaml", "- 1\n- 2\n");

@@ -80,6 +80,11 @@ TEST_CASE("planner: Megatron-LM Table 1 hardware TFLOP/s (printout)", "[.sanity]
                 r.params_b, r.tp, r.pp, r.gpus, p.published, p.predicted, 100.0 * p.error, p.micro_batch, p.vpp,
                 best.num_micro_batches, p.feasible ? best.bubble.si() / best.step_time.si() : 0.0,
                 best.exposed_comm_fraction, best.step_time.si());
+    // Every published run fits and gives a finite, physical prediction.
+    INFO(r.params_b << "B");
+    CHECK(p.feasible);
+    CHECK((std::isfinite(p.predicted) && p.predicted > 0));
+    CHECK((best.bubble >= Seconds(0) && best.bubble < best.step_time));
   }
 }
 

@@ -212,3 +212,34 @@ TEST_CASE("planner: --vary accepts every registry key and range-checks its value
   CHECK_THROWS_WITH(ParseVariation("inter_node.nic_bandwith=1Gb/s"),
                     Catch::Contains("did you mean 'inter_node.nic_bandwidth'"));
 }
+
+TEST_CASE("planner: --max-configs scores a fixed prefix of the space, the same for any thread count",
+          "[planner][bounds]") {
+  const AnalyticalEvaluator evaluator(LoadModel("llama2-7b"), LoadCluster("dgx-h100", 2), [] {
+    JobSpec j;
+    j.global_batch = 64;
+    j.seq_len = 4096;
+    return j;
+  }());
+  PlanOptions o;
+  o.max_configs = 400;
+  o.top_k = 4;
+  o.threads = 1;
+  const PlanResult one = RunPlan(evaluator, o);
+  o.threads = 2;
+  const PlanResult two = RunPlan(evaluator, o);
+  CHECK(one.cut_by == "--max-configs 400");
+  CHECK(one.rejected.at("limit: --max-configs") > 0);
+  CHECK(one.scored <= 400);
+  CHECK(one.searched == two.searched);
+  CHECK(one.scored == two.scored);
+  REQUIRE(one.plans.size() == two.plans.size());
+  for (size_t i = 0; i < one.plans.size(); ++i) CHECK(one.plans[i].config.ToString() == two.plans[i].config.ToString());
+  // Unbounded: nothing cut, and at least as good a best plan.
+  o.max_configs = 0;
+  const PlanResult all = RunPlan(evaluator, o);
+  CHECK(all.cut_by.empty());
+  REQUIRE(!all.plan_values.empty());
+  REQUIRE(!one.plan_values.empty());
+  CHECK(all.plan_values.front() >= one.plan_values.front());
+}

@@ -291,6 +291,12 @@ TEST_CASE("simulator: survey", "[.survey]") {
                  << cc.events << " | expA " << a.exposed_comm.si() << " expB "
                  << b.report.exposed_comm.si() << " bubA " << a.bubble.si() << " bubB " << b.report.bubble.si()
                  << " | acts B " << b.activities << " C " << cc.activities << " feasible " << a.feasible);
+    // The tiers replay the same step (memory fit aside: some cases are there for
+    // timing only): finite, and within a factor of two of each other.
+    INFO(k.model << " " << k.config);
+    CHECK((std::isfinite(b.report.step_time.si()) && b.report.step_time > Seconds(0)));
+    CHECK((b.report.step_time / a.step_time > 0.5 && b.report.step_time / a.step_time < 2.0));
+    CHECK((cc.report.step_time / b.report.step_time > 0.5 && cc.report.step_time / b.report.step_time < 2.0));
   }
 }
 

@@ -1,0 +1,9 @@
+// GPU profile YAML files.
+#include "core/loaders.h"
+#include "fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string path = parasim_fuzz::WriteInput(data, size, ".yaml");
+  parasim_fuzz::ExpectValueOrInvalidInput([&] { parasim::LoadGpuProfile(path); });
+  return 0;
+}
