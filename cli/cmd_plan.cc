@@ -5,12 +5,14 @@
 
 #include "cli/cmd_plan_options.h"
 #include "cli/command.h"
+#include "cli/plot.h"
 #include "cli/spec_options.h"
 #include "cost_model/evaluator.h"
 #include "planner/explain.h"
 #include "planner/launch_flags.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
+#include "planner/plot_data.h"
 
 namespace parasim::cli {
 namespace {
@@ -21,9 +23,11 @@ struct PlanFlags {
   OutputOptions out;
   bool explain = false;
   std::string emit;
+  std::string plot;
 };
 
 void RunPlanCommand(const PlanFlags& f) {
+  CheckPlotRequest(f.plot);
   const planner::PlanOptions options = f.planner.ToOptions();
   const ModelSpec model = f.spec.LoadModelSpec();
   const ClusterSpec cluster = f.spec.LoadClusterSpec();
@@ -58,6 +62,9 @@ void RunPlanCommand(const PlanFlags& f) {
     case Format::kCsv: WriteOutput(f.out, planner::PlanToCsv(result)); break;
     case Format::kTable: WriteOutput(f.out, planner::PlanToTable(result, extras)); break;
   }
+  if (!f.plot.empty()) {
+    WritePlot(planner::PlanPlot(result, StrCat(model.name, " on ", cluster.name, ", ", result.gpus, " GPUs")), f.plot);
+  }
 }
 
 const CommandRegistration kPlan{
@@ -70,6 +77,7 @@ const CommandRegistration kPlan{
       cmd.add_option("--emit", f->emit, "Print launch settings of the best plan: megatron | torchtitan | deepspeed")
           ->check(CLI::IsMember({"megatron", "torchtitan", "deepspeed"}));
       AddOutputOptions(cmd, f->out);
+      AddPlotOption(cmd, f->plot);
       return std::function<void()>([f] { RunPlanCommand(*f); });
     }};
 
