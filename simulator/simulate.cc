@@ -149,6 +149,21 @@ Report MakeReport(const StepWorkload& wl, const ClusterSpec& cluster, const Step
   return rep;
 }
 
+// Tier C's schedule for a job of `world` GPUs (DESIGN.md §3 size limits).
+bool TierCStepLevel(TierCSchedule asked, int world) {
+  if (world > kTierCCoarseMaxGpus) {
+    throw InvalidInput("", "--fidelity", StrCat("full (tier C) simulates at most ", kTierCCoarseMaxGpus,
+                                                " GPUs (coarse schedule); this job has ", world,
+                                                ": use --fidelity simulated"));
+  }
+  if (asked == TierCSchedule::kStep && world > kTierCStepMaxGpus) {
+    throw InvalidInput("", "--tier-c", StrCat("step replays at most ", kTierCStepMaxGpus, " GPUs; this job has ",
+                                              world, ": use --tier-c coarse"));
+  }
+  if (asked == TierCSchedule::kAuto) return world <= kTierCStepMaxGpus;
+  return asked == TierCSchedule::kStep;
+}
+
 }  // namespace
 
 Straggler ParseStraggler(const std::string& text, const std::string& where) {
@@ -250,7 +265,8 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
     // One lane per TP group (tier_c.h): its first GPU, standing for tp GPUs.
     std::vector<std::vector<int>> lanes(pp);
     for (int gpu : FlowCollectives::LaneGpus(wl.config, world)) lanes[stage_of[gpu]].push_back(gpu);
-    FlowCollectives factory(wl, cluster, options.background);
+    FlowCollectives factory(wl, cluster, options.background, TierCStepLevel(options.tier_c, world));
+    result.step_level = TierCStepLevel(options.tier_c, world);
     BuildStepGraphInto(wl, lanes, static_cast<double>(std::max(1, wl.config.tp)), factory, sg);
     capacities = factory.link_capacity_Bps();
     // A straggler slows its TP group's lane (the group waits for it at every collective).
@@ -271,6 +287,7 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
                          wl.power.idle.si()};
   result.report = MakeReport(wl, cluster, sg, t, power, options.fidelity, &result.ranks);
   result.events = t.events;
+  result.network_steps = t.network_steps;
   result.activities = sg.graph.num_activities();
   if (options.trace) result.trace_json = WriteChromeTrace(sg.graph, t, power);
   return result;
