@@ -6,6 +6,7 @@
 #include "cli/cmd_plan_options.h"
 #include "cli/command.h"
 #include "cli/plot.h"
+#include "cli/progress.h"
 #include "cli/spec_options.h"
 #include "cost_model/evaluator.h"
 #include "planner/explain.h"
@@ -24,11 +25,14 @@ struct PlanFlags {
   bool explain = false;
   std::string emit;
   std::string plot;
+  bool quiet = false;
 };
 
 void RunPlanCommand(const PlanFlags& f) {
   CheckPlotRequest(f.plot);
-  const planner::PlanOptions options = f.planner.ToOptions();
+  planner::PlanOptions options = f.planner.ToOptions();
+  ProgressLine progress("plan", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson));
+  options.progress = progress.Callback();
   const ModelSpec model = f.spec.LoadModelSpec();
   const ClusterSpec cluster = f.spec.LoadClusterSpec();
   const JobSpec job = f.spec.LoadJobSpec();
@@ -78,6 +82,7 @@ const CommandRegistration kPlan{
           ->check(CLI::IsMember({"megatron", "torchtitan", "deepspeed"}));
       AddOutputOptions(cmd, f->out);
       AddPlotOption(cmd, f->plot);
+      cmd.add_flag("--quiet", f->quiet, "No progress line on stderr (shown only on a terminal, after ~2 s)");
       return std::function<void()>([f] { RunPlanCommand(*f); });
     }};
 

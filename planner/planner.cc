@@ -1,6 +1,7 @@
 #include "planner/planner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <mutex>
 
@@ -58,9 +59,12 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   // One chain (same config but micro-batch and recompute) per task, in order:
   // a ladder stops at its first fitting rung (dominance); once a whole ladder
   // fails on memory, the larger micro-batches of the chain are known not to fit.
+  std::atomic<int64_t> settled{0};
+  const auto total = static_cast<int64_t>(space.candidates.size());
   ParallelFor(space.chains.size(), options.threads, [&](size_t ci) {
     const Chain& chain = space.chains[ci];
     bool memory_bound = false;
+    int64_t chain_candidates = 0;
     for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
       const Ladder& ladder = space.ladders[li];
       bool fitted = false;
@@ -96,7 +100,9 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
         all_memory = false;
       }
       if (ladder.count > 0 && all_memory) memory_bound = true;
+      chain_candidates += ladder.count;
     }
+    if (options.progress) options.progress(settled += chain_candidates, total);
   });
 
   PlanResult result;
@@ -190,6 +196,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     PlanOptions base = options;
     base.constraints = FsdpBaselineConstraints();
     base.baseline = false;
+    base.progress = nullptr;   // the baseline search is small; progress tells of the main one
     base.top_k = 1;
     base.rescore_k = 1;
     PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base, rescorer);
