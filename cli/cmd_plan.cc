@@ -5,12 +5,15 @@
 
 #include "cli/cmd_plan_options.h"
 #include "cli/command.h"
+#include "cli/plot.h"
+#include "cli/progress.h"
 #include "cli/spec_options.h"
 #include "cost_model/evaluator.h"
 #include "planner/explain.h"
 #include "planner/launch_flags.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
+#include "planner/plot_data.h"
 
 namespace parasim::cli {
 namespace {
@@ -21,10 +24,15 @@ struct PlanFlags {
   OutputOptions out;
   bool explain = false;
   std::string emit;
+  std::string plot;
+  bool quiet = false;
 };
 
 void RunPlanCommand(const PlanFlags& f) {
-  const planner::PlanOptions options = f.planner.ToOptions();
+  CheckPlotRequest(f.plot);
+  planner::PlanOptions options = f.planner.ToOptions();
+  ProgressLine progress("plan", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson));
+  options.progress = progress.Callback();
   const ModelSpec model = f.spec.LoadModelSpec();
   const ClusterSpec cluster = f.spec.LoadClusterSpec();
   const JobSpec job = f.spec.LoadJobSpec();
@@ -58,6 +66,9 @@ void RunPlanCommand(const PlanFlags& f) {
     case Format::kCsv: WriteOutput(f.out, planner::PlanToCsv(result)); break;
     case Format::kTable: WriteOutput(f.out, planner::PlanToTable(result, extras)); break;
   }
+  if (!f.plot.empty()) {
+    WritePlot(planner::PlanPlot(result, StrCat(model.name, " on ", cluster.name, ", ", result.gpus, " GPUs")), f.plot);
+  }
 }
 
 const CommandRegistration kPlan{
@@ -70,6 +81,8 @@ const CommandRegistration kPlan{
       cmd.add_option("--emit", f->emit, "Print launch settings of the best plan: megatron | torchtitan | deepspeed")
           ->check(CLI::IsMember({"megatron", "torchtitan", "deepspeed"}));
       AddOutputOptions(cmd, f->out);
+      AddPlotOption(cmd, f->plot);
+      cmd.add_flag("--quiet", f->quiet, "No progress line on stderr (shown only on a terminal, after ~2 s)");
       return std::function<void()>([f] { RunPlanCommand(*f); });
     }};
 

@@ -9,10 +9,12 @@
 
 #include "cli/cmd_plan_options.h"
 #include "cli/command.h"
+#include "cli/plot.h"
 #include "cli/spec_options.h"
 #include "core/error.h"
 #include "cost_model/report_format.h"
 #include "planner/plan_format.h"
+#include "planner/plot_data.h"
 #include "planner/scaling.h"
 
 namespace parasim::cli {
@@ -30,6 +32,7 @@ struct ScaleFlags {
   double knee = 0.8;
   PlannerFlags planner;
   OutputOptions out;
+  std::string plot;
 };
 
 std::vector<int> ParseGpuList(const std::string& text) {
@@ -108,6 +111,7 @@ const std::vector<std::string> kHeader = {"gpus", "global_batch", "tokens/s", "t
                                           "config"};
 
 void RunScaleCommand(const ScaleFlags& f) {
+  CheckPlotRequest(f.plot);
   planner::PlanOptions options = f.planner.ToOptions();
   planner::ScaleOptions scale;
   scale.mode = planner::ParseScaleMode(f.mode);
@@ -151,6 +155,11 @@ void RunScaleCommand(const ScaleFlags& f) {
       break;
     }
   }
+  if (!f.plot.empty()) {
+    WritePlot(planner::ScalePlot(study, StrCat(planner::ToString(study.mode), " scaling of ", model.name, " on ",
+                                               cluster.name)),
+              f.plot);
+  }
 }
 
 const CommandRegistration kScale{
@@ -172,6 +181,7 @@ const CommandRegistration kScale{
       cmd.add_option("--knee", f->knee, "Efficiency threshold that marks the knee (fraction)")->capture_default_str();
       AddPlannerFlags(cmd, f->planner, false);
       AddOutputOptions(cmd, f->out);
+      AddPlotOption(cmd, f->plot);
       return std::function<void()>([f] { RunScaleCommand(*f); });
     }};
 

@@ -9,11 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/plot.h"
 #include "cli/spec_options.h"
 #include "core/error.h"
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/report_format.h"
+#include "planner/plot_data.h"
 #include "simulator/schedule_export.h"
 #include "simulator/simulate.h"
 
@@ -56,6 +58,7 @@ const CommandRegistration kSimulate{
       auto config = std::make_shared<std::string>();
       auto fidelity = std::make_shared<std::string>("analytical");
       auto trace = std::make_shared<std::string>();
+      auto plot = std::make_shared<std::string>();
       auto stragglers = std::make_shared<std::vector<std::string>>();
       auto background = std::make_shared<std::vector<std::string>>();
       auto tier_c = std::make_shared<std::string>();
@@ -81,12 +84,18 @@ const CommandRegistration kSimulate{
       cmd.add_option("--export-schedule", *schedule,
                      "Write the step's schedule as JSON for the CUDA reference step (calibrate step)");
       AddOutputOptions(cmd, *out);
-      return std::function<void()>([spec, out, config, fidelity, trace, stragglers, background, tier_c, schedule] {
+      AddPlotOption(cmd, *plot);
+      return std::function<void()>(
+          [spec, out, config, fidelity, trace, plot, stragglers, background, tier_c, schedule] {
         const ParallelConfig cfg = ParseParallelConfig(*config, "--config");
         const bool simulated = *fidelity != "analytical";
         if (!simulated && (!trace->empty() || !stragglers->empty() || !background->empty())) {
           throw InvalidInput("", "--fidelity", "--trace, --straggler and --background-load need --fidelity simulated or full");
         }
+        if (!simulated && !plot->empty()) {
+          throw InvalidInput("", "--plot", "the per-stage timeline needs --fidelity simulated or full");
+        }
+        CheckPlotRequest(*plot);
         simulator::SimulationOptions options;
         options.fidelity = *fidelity == "full" ? Fidelity::kFull : Fidelity::kSimulated;
         for (const std::string& s : *stragglers) options.stragglers.push_back(simulator::ParseStraggler(s));
@@ -153,6 +162,11 @@ const CommandRegistration kSimulate{
             WriteOutput(*out, text);
             break;
           }
+        }
+        if (!plot->empty()) {
+          std::vector<planner::StageBar> bars;
+          for (const auto& r : ranks) bars.push_back({r.name, r.compute.si(), r.exposed_comm.si(), r.idle.si()});
+          WritePlot(planner::TimelinePlot(bars, StrCat("one step of ", evaluator.model().name, ", fidelity ", *fidelity)), *plot);
         }
       });
     }};

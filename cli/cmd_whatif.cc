@@ -8,10 +8,12 @@
 
 #include "cli/cmd_plan_options.h"
 #include "cli/command.h"
+#include "cli/plot.h"
 #include "cli/spec_options.h"
 #include "core/error.h"
 #include "cost_model/report_format.h"
 #include "planner/plan_format.h"
+#include "planner/plot_data.h"
 #include "planner/whatif.h"
 
 namespace parasim::cli {
@@ -22,6 +24,7 @@ struct WhatifFlags {
   PlannerFlags planner;
   std::vector<std::string> vary;
   OutputOptions out;
+  std::string plot;
 };
 
 std::string Fixed(double v, int digits) {
@@ -31,6 +34,7 @@ std::string Fixed(double v, int digits) {
 }
 
 void RunWhatifCommand(const WhatifFlags& f) {
+  CheckPlotRequest(f.plot);
   const planner::PlanOptions options = f.planner.ToOptions();
   std::vector<planner::Variation> variations;
   for (const std::string& v : f.vary) variations.push_back(planner::ParseVariation(v));
@@ -38,6 +42,9 @@ void RunWhatifCommand(const WhatifFlags& f) {
   const ClusterSpec cluster = f.spec.LoadClusterSpec();
   const JobSpec job = f.spec.LoadJobSpec();
   const std::vector<planner::WhatifPoint> points = planner::RunWhatif(model, cluster, job, variations, options);
+  if (!f.plot.empty()) {
+    WritePlot(planner::WhatifPlot(variations, points, StrCat("what-if for ", model.name, " on ", cluster.name)), f.plot);
+  }
 
   if (f.out.Parsed() == Format::kJson) {
     nlohmann::ordered_json j;
@@ -106,6 +113,7 @@ const CommandRegistration kWhatif{
                      "400Gb/s). Keys: " + keys)
           ->required();
       AddOutputOptions(cmd, f->out, false);
+      AddPlotOption(cmd, f->plot);
       return std::function<void()>([f] { RunWhatifCommand(*f); });
     }};
 

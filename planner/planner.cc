@@ -164,6 +164,8 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     }
   };
 
+  std::atomic<int64_t> settled{0};
+  const auto total = static_cast<int64_t>(space.candidates.size());
   ParallelFor(space.chains.size(), options.threads, [&](size_t ci) {
     const Chain& chain = space.chains[ci];
     if (ci >= chains_in_bound) return mark_chain(chain, State::kMaxConfigs);
@@ -174,6 +176,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
       return mark_chain(chain, State::kTimeBudget);
     }
     bool memory_bound = false;
+    int64_t chain_candidates = 0;
     for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
       const Ladder& ladder = space.ladders[li];
       bool fitted = false;
@@ -209,7 +212,9 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
         all_memory = false;
       }
       if (ladder.count > 0 && all_memory) memory_bound = true;
+      chain_candidates += ladder.count;
     }
+    if (options.progress) options.progress(settled += chain_candidates, total);
   });
 
   PlanResult result;
@@ -319,6 +324,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     PlanOptions base = options;
     base.constraints = FsdpBaselineConstraints();
     base.baseline = false;
+    base.progress = nullptr;   // the baseline search is small; progress tells of the main one
     base.top_k = 1;
     base.rescore_k = 1;
     PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base, rescorer);

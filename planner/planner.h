@@ -36,6 +36,10 @@ struct PlanOptions {
   ObjectiveOptions objective;
   int top_k = 16;
   int threads = 0;              // 0 = hardware concurrency
+  // Told (candidates settled, candidates in the space) after each chain, from
+  // the planner's threads: it must be thread-safe. It sees counts only, so the
+  // result does not depend on it (progress display).
+  std::function<void(int64_t done, int64_t total)> progress;
   // Recompute only where memory requires it: once a lighter recomputation fits,
   // heavier ones (same config otherwise) only add compute, so they are counted
   // as dominated and not scored. Off for the exposed-comm objective, where

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <mutex>
 
 #include <catch2/catch.hpp>
 
@@ -252,4 +253,26 @@ TEST_CASE("planner: plans equal on every metric are shown once, naming their equ
   PlanOptions plain;
   plain.top_k = 1;
   CHECK(s.Run(plain).plan_values.front() == r.plan_values.front());
+}
+
+TEST_CASE("planner: progress counts every candidate once and changes nothing", "[planner]") {
+  Setup s;
+  s.fake.memory_limit_gb = 30;
+  PlanOptions o;
+  o.threads = 3;
+  const std::string quiet = Fingerprint(s.Run(o));
+  std::mutex m;
+  int64_t last = 0, total = -1, calls = 0;
+  bool increasing = true;
+  o.progress = [&](int64_t done, int64_t all) {
+    std::lock_guard<std::mutex> lock(m);
+    ++calls;
+    total = all;
+    increasing = increasing && done > 0 && done <= all;
+    last = std::max(last, done);
+  };
+  CHECK(Fingerprint(s.Run(o)) == quiet);
+  CHECK(calls > 1);
+  CHECK(increasing);
+  CHECK(last == total);   // every candidate settled exactly once
 }
