@@ -1,7 +1,7 @@
 // One Planner (shared specs, one shared cache) answering mixed Plan and
 // Simulate queries from 8 threads at once gives exactly the serial answers.
-// Its own ctest test (facade_threads, label tsan): the ThreadSanitizer tree
-// runs it to find races in the cache and the evaluator's memo tables.
+// (Label tsan: the ThreadSanitizer tree runs it to find races in the cache
+// and the evaluator's memo tables.)
 #include <catch2/catch.hpp>
 
 #include <thread>
