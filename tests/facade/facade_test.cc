@@ -19,14 +19,16 @@ Planner SmallPlanner(long long batch = 64) {
                  parasim::Job{.global_batch = batch, .seq_len = 4096});
 }
 
-// The key of the first issue of an InvalidInput thrown by f.
+// Where the first issue of an InvalidInput thrown by f points: its key, or
+// "file:key" when the field is parsed text (then `file` names the field).
 template <class F>
 std::string FirstIssueKey(F&& f) {
   try {
     f();
   } catch (const parasim::InvalidInput& e) {
     REQUIRE_FALSE(e.issues().empty());
-    return e.issues().front().key;
+    const parasim::Issue& issue = e.issues().front();
+    return issue.file.empty() ? issue.key : issue.file + ":" + issue.key;
   }
   return "(nothing thrown)";
 }
