@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/spec_options.h"
 #include "core/error.h"
+#include "core/number_format.h"
 #include "cost_model/report_format.h"
 #include "planner/plan_format.h"
 #include "planner/whatif.h"
@@ -23,12 +24,6 @@ struct WhatifFlags {
   std::vector<std::string> vary;
   OutputOptions out;
 };
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 void RunWhatifCommand(const WhatifFlags& f) {
   const planner::PlanOptions options = f.planner.ToOptions();
@@ -81,8 +76,8 @@ void RunWhatifCommand(const WhatifFlags& f) {
     const Report& b = p.best;
     const double rel = b.tokens_per_s / first->best.tokens_per_s - 1.0;
     for (const std::string& cell :
-         {Fixed(b.tokens_per_s, 0), std::string(rel >= 0 ? "+" : "") + Fixed(100 * rel, 1) + "%", Fixed(100 * b.mfu, 1),
-          Fixed(100 * b.exposed_comm_fraction, 1), Fixed(b.power_per_gpu.si(), 0), Fixed(b.tokens_per_joule, 3),
+         {FormatFixed(b.tokens_per_s, 0), std::string(rel >= 0 ? "+" : "") + FormatFixed(100 * rel, 1) + "%", FormatFixed(100 * b.mfu, 1),
+          FormatFixed(100 * b.exposed_comm_fraction, 1), FormatFixed(b.power_per_gpu.si(), 0), FormatFixed(b.tokens_per_joule, 3),
           b.config.ToString()}) {
       row.push_back(cell);
     }

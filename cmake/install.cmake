@@ -43,5 +43,6 @@ install(FILES ${CMAKE_BINARY_DIR}/generated/parasimConfig.cmake
 
 # The .pc file finds the prefix from its own place, so the tree can move.
 file(RELATIVE_PATH PARASIM_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" PARASIM_PC_TO_PREFIX "${PARASIM_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/parasim.pc.in ${CMAKE_BINARY_DIR}/generated/parasim.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/generated/parasim.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
