@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/number_format.h"
 #include "cost_model/report_format.h"
+#include "cost_model/report_json.h"
 #include "planner/plan_format.h"
 #include "planner/scaling.h"
 
@@ -73,7 +74,7 @@ std::string ToJson(const planner::ScaleStudy& s, const planner::PlanOptions& o) 
     if (p.feasible) {
       pj["objective_value"] = p.objective_value;
       pj["config_string"] = p.best.config.ToString();
-      pj["best"] = nlohmann::ordered_json::parse(ReportToJson(p.best, -1));
+      pj["best"] = ReportToJsonValue(p.best);
     }
     points.push_back(pj);
   }

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/number_format.h"
 #include "cost_model/report_format.h"
+#include "cost_model/report_json.h"
 #include "planner/plan_format.h"
 #include "planner/whatif.h"
 
@@ -50,7 +51,7 @@ void RunWhatifCommand(const WhatifFlags& f) {
       if (p.feasible) {
         pj["objective_value"] = p.objective_value;
         pj["config_string"] = p.best.config.ToString();
-        pj["best"] = nlohmann::ordered_json::parse(ReportToJson(p.best, -1));
+        pj["best"] = ReportToJsonValue(p.best);
       }
       arr.push_back(pj);
     }

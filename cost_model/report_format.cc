@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "core/number_format.h"
+#include "cost_model/report_json.h"
 
 namespace parasim {
 
@@ -122,6 +123,7 @@ const Column kColumns[] = {
 
 }  // namespace
 
+nlohmann::ordered_json ReportToJsonValue(const Report& report) { return ToJsonObject(report); }
 std::string ReportToJson(const Report& report, int indent) { return ToJsonObject(report).dump(indent); }
 
 std::string ReportsToTable(const std::vector<Report>& reports) {

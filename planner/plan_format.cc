@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "cost_model/report_format.h"
+#include "cost_model/report_json.h"
 
 namespace parasim::planner {
 namespace {
@@ -26,7 +27,7 @@ Json RankedReport(const Report& r, int rank, double objective_value) {
   if (rank > 0) out["rank"] = rank;
   if (rank > 0) out["objective_value"] = Finite(objective_value);
   out["config_string"] = r.config.ToString();
-  const Json report = Json::parse(ReportToJson(r, -1));
+  const Json report = ReportToJsonValue(r);
   for (auto it = report.begin(); it != report.end(); ++it) out[it.key()] = it.value();
   return out;
 }
