@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "core/number_format.h"
 #include "cost_model/report_format.h"
 #include "cost_model/report_json.h"
 
@@ -32,19 +33,11 @@ Json RankedReport(const Report& r, int rank, double objective_value) {
   return out;
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string Fixed(double v, int digits) { return FormatFixed(v, digits); }
 
 }  // namespace
 
-std::string FormatNumber(double v, int significant) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
-  return buf;
-}
+std::string FormatNumber(double v, int significant) { return FormatSignificant(v, significant); }
 
 std::string RenderTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(header.size(), 0);
