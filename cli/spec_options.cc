@@ -1,5 +1,6 @@
 #include "cli/spec_options.h"
 
+#include "calibrate/collective_profile.h"
 #include "cli/provenance.h"
 #include "core/error.h"
 #include "core/loaders.h"
@@ -21,6 +22,8 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
   cmd.add_option("--seq-len", spec.seq_len, "Tokens per sequence")->capture_default_str();
   cmd.add_option("--stack", spec.stack,
                  "Software stack: a preset (default: pytorch-fsdp, the paper's) or a stack YAML file");
+  cmd.add_option("--hw-profile", spec.hw_profile,
+                 "Fitted collective profile (parasim calibrate fit); default: the cluster file's hw_profile");
   cmd.add_option("--job", spec.job_file, "Job YAML (global_batch, seq_len, precision, stack); flags override it");
 }
 
@@ -44,6 +47,7 @@ ClusterSpec SpecOptions::LoadClusterSpec() const {
   }
   RecordFileOrPreset("cluster", cluster, StrCat("clusters/", cluster, ".yaml"));
   RecordFileOrPreset("gpu_profile", c.gpu.file.empty() ? c.gpu.name : c.gpu.file, StrCat("gpus/", c.gpu.name, ".yaml"));
+  calibrate::ApplyHwProfile(!hw_profile.empty() ? hw_profile : c.hw_profile);
   return c;
 }
 

@@ -21,8 +21,11 @@ struct SpecOptions {
   long long seq_len = 4096;
   std::string stack;             // "" = the job's default stack
   std::string job_file;          // optional YAML job (flags override it)
+  std::string hw_profile;        // fitted collective profile (else the cluster's hw_profile)
 
   ModelSpec LoadModelSpec() const;
+  // Also makes the --hw-profile (or the cluster's hw_profile) the collective
+  // model's parameters for the rest of the process.
   ClusterSpec LoadClusterSpec() const;
   JobSpec LoadJobSpec() const;   // throws parasim::Error when global batch is missing
 };
