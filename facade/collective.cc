@@ -1,9 +1,12 @@
-// parasim::Collective: one NCCL collective placed as the dp group of a
-// cluster just big enough for its ranks, timed by the collective model at
-// each size, with NCCL's algorithm and protocol choice (or a forced one).
+// parasim::Collective: one NCCL collective on a group placed as `parasim
+// collective` places it, timed by the collective model (or a fitted profile)
+// at each size, with NCCL's algorithm and protocol choice (or a forced one).
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
+#include "calibrate/collective_fit.h"
+#include "calibrate/collective_profile.h"
 #include "core/error.h"
 #include "core/loaders.h"
 #include "cost_model/collective_cost.h"
@@ -29,23 +32,30 @@ Protocol ParseProto(const std::string& s) {
   throw InvalidInput("", "CollectiveQuery::proto", StrCat("unknown protocol '", s, "' (LL, LL128, Simple)"));
 }
 
-// The ranks as the dp group of a cluster of `nodes` nodes: one per node on a
-// rail (per_node), or tiling the nodes with pp as the remainder.
-GroupPath PlaceGroup(const ClusterSpec& cluster, int ranks, int nodes, bool per_node) {
-  ParallelConfig config;
-  config.dp = ranks;
-  if (per_node) {
-    config.tp = cluster.gpus_per_node;   // dp strides over whole nodes: one rank per node, same rail
-  } else {
-    const int world = nodes * cluster.gpus_per_node;
-    if (world % ranks != 0)
-      throw InvalidInput("", "CollectiveQuery::ranks",
-                         StrCat(ranks, " ranks do not tile ", nodes, " nodes of ", cluster.gpus_per_node,
-                                " GPUs; use a divisor or multiple of ", cluster.gpus_per_node, ", or per_node"));
-    config.pp = world / ranks;
-  }
-  config.order = "tp-cp-ep-dp-pp";
-  return ResolveGroupPath(cluster, config, ParallelDim::kDp);
+// The group: `ranks` at `gpus_per_node` per node (the cluster's by default;
+// 1 with per_node), on a cluster of the nodes it needs, as `parasim collective`
+// places it; `nodes`, when given, must agree.
+GroupPath PlaceGroup(const CollectiveQuery& q, const std::string& source, ClusterSpec* cluster) {
+  const ClusterSpec base = LoadCluster(source);
+  if (q.nodes < 0) throw InvalidInput("", "CollectiveQuery::nodes", StrCat(q.nodes, " is not a node count"));
+  if (q.per_node && q.gpus_per_node > 1)
+    throw InvalidInput("", "CollectiveQuery::gpus_per_node",
+                       StrCat("per_node means 1 GPU per node, not ", q.gpus_per_node));
+  const int gpn = q.per_node ? 1 : (q.gpus_per_node > 0 ? q.gpus_per_node : base.gpus_per_node);
+  if (q.gpus_per_node < 0 || gpn > base.gpus_per_node || base.gpus_per_node % gpn != 0)
+    throw InvalidInput("", "CollectiveQuery::gpus_per_node",
+                       StrCat(gpn, " does not divide the ", base.gpus_per_node, " GPUs per node of ", base.name));
+  int ranks = q.ranks;
+  if (ranks == 0) ranks = q.nodes > 0 ? q.nodes * gpn : (gpn == 1 ? base.nodes : gpn);
+  if (ranks < 1) throw InvalidInput("", "CollectiveQuery::ranks", StrCat(ranks, " is not a rank count"));
+  if (ranks > gpn && ranks % gpn != 0)
+    throw InvalidInput("", "CollectiveQuery::ranks", StrCat(ranks, " ranks are not whole nodes of ", gpn));
+  const int nodes = std::max(1, ranks / gpn);
+  if (q.nodes > 0 && q.nodes != nodes)
+    throw InvalidInput("", "CollectiveQuery::nodes",
+                       StrCat(ranks, " ranks at ", gpn, " per node are ", nodes, " nodes, not ", q.nodes));
+  *cluster = LoadCluster(source, nodes);
+  return calibrate::MeasuredGroupPath(*cluster, ranks, gpn);
 }
 
 CollectiveCost TimeOne(const CollectiveQuery& q, CollectiveOp op, double size, const GroupPath& path,
@@ -69,27 +79,25 @@ CollectiveCost TimeOne(const CollectiveQuery& q, CollectiveOp op, double size, c
 
 CollectiveResult Collective(const Cluster& cluster_in, const CollectiveQuery& q) {
   const CollectiveOp op = ParseCollectiveOp(q.op, "CollectiveQuery::op");
-  const ClusterSpec& base = detail::Access::Spec(cluster_in);
-  const int gpn = base.gpus_per_node;
-  if (q.nodes < 0) throw InvalidInput("", "CollectiveQuery::nodes", StrCat(q.nodes, " is not a node count"));
-  int ranks = q.ranks;
-  if (ranks == 0) ranks = q.nodes > 0 ? (q.per_node ? q.nodes : q.nodes * gpn) : (q.per_node ? base.nodes : gpn);
-  if (ranks < 1) throw InvalidInput("", "CollectiveQuery::ranks", StrCat(ranks, " is not a rank count"));
   if (q.gpus_per_thread < 1) throw InvalidInput("", "CollectiveQuery::gpus_per_thread", "must be >= 1");
   for (double s : q.sizes_bytes)
     if (!(s >= 0)) throw InvalidInput("", "CollectiveQuery::sizes_bytes", StrCat(s, " is not a size"));
-  const int nodes = q.per_node ? ranks : (ranks + gpn - 1) / gpn;
-  if (q.nodes > 0 && q.nodes < nodes)
-    throw InvalidInput("", "CollectiveQuery::nodes", StrCat(ranks, " ranks need ", nodes, " nodes of ", gpn, " GPUs"));
-  ClusterSpec cluster = base;
-  cluster.nodes = nodes;
-  const GroupPath path = PlaceGroup(cluster, ranks, nodes, q.per_node);
+  ClusterSpec cluster;
+  const GroupPath path = PlaceGroup(q, detail::Access::Source(cluster_in), &cluster);
 
   const NcclFeatures f = NcclFeaturesFor(cluster, ParseNcclVersion(q.nccl, "CollectiveQuery::nccl"));
-  const std::string fabric = !q.fabric.empty() ? q.fabric
+  // A fitted profile (hw_profile, else the cluster's) replaces the fabric
+  // presets; otherwise the cluster's own transport unless `fabric` overrides it.
+  const std::string profile = !q.hw_profile.empty() ? q.hw_profile : cluster.hw_profile;
+  if (!profile.empty() && !q.fabric.empty())
+    throw InvalidInput("", "CollectiveQuery::fabric", "give fabric or a fitted profile (hw_profile), not both");
+  const std::string fabric = !profile.empty() ? "profile"
+                             : !q.fabric.empty() ? q.fabric
                              : cluster.inter_node.transport == NetworkTransport::kAwsEfa ? "efa" : "ib";
   CollectiveModelParams params;
-  if (fabric == "efa") {
+  if (!profile.empty()) {
+    params = calibrate::ReadCollectiveProfile(profile).params;
+  } else if (fabric == "efa") {
     params = CollectiveModelParams::AwsEfa();
   } else if (fabric != "ib") {
     throw InvalidInput("", "CollectiveQuery::fabric", StrCat("unknown fabric '", fabric, "' (ib, efa)"));
@@ -101,6 +109,7 @@ CollectiveResult Collective(const Cluster& cluster_in, const CollectiveQuery& q)
   out.cluster = cluster.name;
   out.nccl = q.nccl;
   out.fabric = fabric;
+  out.hw_profile = profile;
   out.ranks = path.ranks;
   out.nodes = path.nodes;
   out.ranks_per_node = path.ranks_per_node;

@@ -244,10 +244,12 @@ struct CollectiveQuery {
   std::string op = "allreduce";   // | allgather | reducescatter | broadcast | reduce | alltoall | sendrecv
   int ranks = 0;                  // 0 = every GPU of `nodes` (or one node)
   int nodes = 0;                  // 0 = as many as the ranks need
+  int gpus_per_node = 0;          // ranks per node; 0 = the cluster's
   bool per_node = false;          // one rank per node, all on one rail
   std::vector<double> sizes_bytes = {268435456.0};
   std::string nccl = "current";   // NCCL release: 2.MINOR[.PATCH], current, paper
   std::string fabric;             // ib | efa; "" = the cluster's transport
+  std::string hw_profile;         // a fitted collective profile file; "" = the cluster's, if any
   std::string algo;               // force, as NCCL_ALGO; "" = NCCL's choice
   std::string proto;              // force, as NCCL_PROTO
   int gpus_per_thread = 1;        // nccl-tests -g
@@ -263,7 +265,8 @@ struct CollectiveRow {
 };
 
 struct CollectiveResult {
-  std::string op, cluster, nccl, fabric;
+  std::string op, cluster, nccl, fabric;   // fabric "profile" when a fitted profile times it
+  std::string hw_profile;
   int ranks = 0, nodes = 0, ranks_per_node = 0;
   bool single_rail = false;
   double ring_bandwidth_Bps = 0;
