@@ -8,15 +8,12 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/number_format.h"
 
 namespace parasim::calibrate {
 namespace {
 
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.12g", v);
-  return buf;
-}
+std::string Num(double v) { return FormatSignificant(v, 12); }
 
 std::string Quote(const std::string& s) {
   std::string out = "\"";

@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "core/number_format.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/report.h"
 
@@ -47,11 +48,7 @@ ClassTimes Predicted(const Report& r) {
   return t;
 }
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
+std::string Num(double v) { return FormatSignificant(v, 4); }
 
 Report EvaluateWith(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                     const ParallelConfig& config, const SoftwareStack& stack) {

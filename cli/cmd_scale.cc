@@ -12,7 +12,9 @@
 #include "cli/plot.h"
 #include "cli/spec_options.h"
 #include "core/error.h"
+#include "core/number_format.h"
 #include "cost_model/report_format.h"
+#include "cost_model/report_json.h"
 #include "planner/plan_format.h"
 #include "planner/plot_data.h"
 #include "planner/scaling.h"
@@ -53,12 +55,6 @@ std::vector<int> ParseGpuList(const std::string& text) {
   return out;
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string ToJson(const planner::ScaleStudy& s, const planner::PlanOptions& o) {
   nlohmann::ordered_json j;
   j["mode"] = planner::ToString(s.mode);
@@ -81,7 +77,7 @@ std::string ToJson(const planner::ScaleStudy& s, const planner::PlanOptions& o) 
     if (p.feasible) {
       pj["objective_value"] = p.objective_value;
       pj["config_string"] = p.best.config.ToString();
-      pj["best"] = nlohmann::ordered_json::parse(ReportToJson(p.best, -1));
+      pj["best"] = ReportToJsonValue(p.best);
     }
     points.push_back(pj);
   }
@@ -97,11 +93,11 @@ std::vector<std::vector<std::string>> Rows(const planner::ScaleStudy& s) {
       continue;
     }
     const Report& b = p.best;
-    rows.push_back({std::to_string(p.gpus), std::to_string(p.global_batch), Fixed(p.useful_tokens_per_s, 0),
-                    Fixed(p.useful_tokens_per_s / p.gpus, 0), Fixed(100 * b.mfu, 1), Fixed(100 * b.exposed_comm_fraction, 1),
-                    Fixed(b.power_per_gpu.si(), 0), Fixed(b.tokens_per_joule, 3), Fixed(100 * p.efficiency, 1),
-                    Fixed(p.marginal_tokens_per_s_per_gpu, 0), Fixed(100 * p.marginal_fraction, 1),
-                    Fixed(100 * p.goodput, 2), b.config.ToString()});
+    rows.push_back({std::to_string(p.gpus), std::to_string(p.global_batch), FormatFixed(p.useful_tokens_per_s, 0),
+                    FormatFixed(p.useful_tokens_per_s / p.gpus, 0), FormatFixed(100 * b.mfu, 1), FormatFixed(100 * b.exposed_comm_fraction, 1),
+                    FormatFixed(b.power_per_gpu.si(), 0), FormatFixed(b.tokens_per_joule, 3), FormatFixed(100 * p.efficiency, 1),
+                    FormatFixed(p.marginal_tokens_per_s_per_gpu, 0), FormatFixed(100 * p.marginal_fraction, 1),
+                    FormatFixed(100 * p.goodput, 2), b.config.ToString()});
   }
   return rows;
 }
@@ -148,9 +144,9 @@ void RunScaleCommand(const ScaleFlags& f) {
                                 ", best plan by ", planner::ToString(options.objective.objective), "\n\n");
       text += planner::RenderTable(kHeader, Rows(study));
       text += study.knee_gpus > 0
-                  ? StrCat("\nknee: efficiency falls below ", Fixed(100 * study.knee_threshold, 0), "% at ",
+                  ? StrCat("\nknee: efficiency falls below ", FormatFixed(100 * study.knee_threshold, 0), "% at ",
                            study.knee_gpus, " GPUs\n")
-                  : StrCat("\nno knee: efficiency stays at or above ", Fixed(100 * study.knee_threshold, 0), "%\n");
+                  : StrCat("\nno knee: efficiency stays at or above ", FormatFixed(100 * study.knee_threshold, 0), "%\n");
       WriteOutput(f.out, text);
       break;
     }

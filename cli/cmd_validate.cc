@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "core/error.h"
+#include "core/number_format.h"
 #include "planner/published_runs.h"
 #include "planner/validation.h"
 
@@ -46,12 +47,6 @@ constexpr const char* kTable1Id = "T1";
 constexpr const char* kTable1Title =
     "Megatron-LM Table 1 (Narayanan et al. 2021, A100, hardware TFLOP/s incl. full recompute)";
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string Table1Text(const std::vector<planner::PublishedRunResult>& rows, const planner::PublishedRunSummary& s,
                        bool details) {
   char line[256];
@@ -60,7 +55,7 @@ std::string Table1Text(const std::vector<planner::PublishedRunResult>& rows, con
                 "published", "predicted", "error", "mbs", "vpp");
   text += line;
   for (const auto& r : rows) {
-    const std::string size = Fixed(r.run.params_b, 1) + "B";
+    const std::string size = FormatFixed(r.run.params_b, 1) + "B";
     if (r.feasible) {
       std::snprintf(line, sizeof line, "  %7s %3d %3d %5d %10.1f %10.1f %+7.1f%% %4d %4d\n", size.c_str(), r.run.tp,
                     r.run.pp, r.run.gpus, r.published, r.predicted, 100.0 * r.error, r.micro_batch, r.vpp);
@@ -71,9 +66,9 @@ std::string Table1Text(const std::vector<planner::PublishedRunResult>& rows, con
     text += line;
     if (details && r.feasible) text += StrCat("        ", r.config, "\n");
   }
-  text += StrCat(kTable1Id, " ", s.pass ? "PASS" : "FAIL", "  median |error| ", Fixed(100.0 * s.median_abs_error, 1),
-                 "% (target <= ", Fixed(100.0 * planner::kTable1MedianErrorTarget, 0), "%), Spearman ",
-                 Fixed(s.spearman, 2), " (target >= ", Fixed(planner::kTable1SpearmanTarget, 1), ")\n");
+  text += StrCat(kTable1Id, " ", s.pass ? "PASS" : "FAIL", "  median |error| ", FormatFixed(100.0 * s.median_abs_error, 1),
+                 "% (target <= ", FormatFixed(100.0 * planner::kTable1MedianErrorTarget, 0), "%), Spearman ",
+                 FormatFixed(s.spearman, 2), " (target >= ", FormatFixed(planner::kTable1SpearmanTarget, 1), ")\n");
   return text;
 }
 

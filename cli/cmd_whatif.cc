@@ -11,7 +11,9 @@
 #include "cli/plot.h"
 #include "cli/spec_options.h"
 #include "core/error.h"
+#include "core/number_format.h"
 #include "cost_model/report_format.h"
+#include "cost_model/report_json.h"
 #include "planner/plan_format.h"
 #include "planner/plot_data.h"
 #include "planner/whatif.h"
@@ -26,12 +28,6 @@ struct WhatifFlags {
   OutputOptions out;
   std::string plot;
 };
-
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 void RunWhatifCommand(const WhatifFlags& f) {
   CheckPlotRequest(f.plot);
@@ -62,7 +58,7 @@ void RunWhatifCommand(const WhatifFlags& f) {
       if (p.feasible) {
         pj["objective_value"] = p.objective_value;
         pj["config_string"] = p.best.config.ToString();
-        pj["best"] = nlohmann::ordered_json::parse(ReportToJson(p.best, -1));
+        pj["best"] = ReportToJsonValue(p.best);
       }
       arr.push_back(pj);
     }
@@ -88,8 +84,8 @@ void RunWhatifCommand(const WhatifFlags& f) {
     const Report& b = p.best;
     const double rel = b.tokens_per_s / first->best.tokens_per_s - 1.0;
     for (const std::string& cell :
-         {Fixed(b.tokens_per_s, 0), std::string(rel >= 0 ? "+" : "") + Fixed(100 * rel, 1) + "%", Fixed(100 * b.mfu, 1),
-          Fixed(100 * b.exposed_comm_fraction, 1), Fixed(b.power_per_gpu.si(), 0), Fixed(b.tokens_per_joule, 3),
+         {FormatFixed(b.tokens_per_s, 0), std::string(rel >= 0 ? "+" : "") + FormatFixed(100 * rel, 1) + "%", FormatFixed(100 * b.mfu, 1),
+          FormatFixed(100 * b.exposed_comm_fraction, 1), FormatFixed(b.power_per_gpu.si(), 0), FormatFixed(b.tokens_per_joule, 3),
           b.config.ToString()}) {
       row.push_back(cell);
     }

@@ -10,12 +10,7 @@
 
 namespace parasim {
 
-// Thrown when an internal invariant fails: a bug, reported as exit code 1.
-class InternalError : public Error {
- public:
-  using Error::Error;
-};
-
+// InternalError (parasim/error.h) is thrown when an invariant fails: a bug, exit code 1.
 namespace detail {
 template <class... Args>
 [[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const Args&... args) {

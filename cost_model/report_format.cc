@@ -8,6 +8,8 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "core/number_format.h"
+#include "cost_model/report_json.h"
 
 namespace parasim {
 
@@ -86,12 +88,6 @@ nlohmann::ordered_json ToJsonObject(const Report& r) {
   return j;
 }
 
-std::string Fixed(double x, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
-  return buf;
-}
-
 struct Column {
   const char* header;
   std::string (*cell)(const Report&);
@@ -112,21 +108,22 @@ std::string ShortConfig(const Report& r) {
 const Column kColumns[] = {
     {"config", [](const Report& r) { return ShortConfig(r); }},
     {"fits", [](const Report& r) { return std::string(r.feasible ? "yes" : "no"); }},
-    {"step_s", [](const Report& r) { return Fixed(r.step_time.si(), 4); }},
-    {"tok/s/gpu", [](const Report& r) { return Fixed(r.tokens_per_s_per_gpu, 0); }},
-    {"mfu%", [](const Report& r) { return Fixed(100 * r.mfu, 1); }},
-    {"hfu%", [](const Report& r) { return Fixed(100 * r.hfu, 1); }},
-    {"tflops", [](const Report& r) { return Fixed(r.tflops_per_gpu, 1); }},
-    {"comm_s", [](const Report& r) { return Fixed(r.comm.si(), 4); }},
-    {"exposed%", [](const Report& r) { return Fixed(100 * r.exposed_comm_fraction, 1); }},
-    {"bubble_s", [](const Report& r) { return Fixed(r.bubble.si(), 4); }},
-    {"mem_GB", [](const Report& r) { return Fixed(r.memory_per_gpu.si() / 1e9, 1); }},
-    {"W/gpu", [](const Report& r) { return Fixed(r.power_per_gpu.si(), 0); }},
-    {"tok/J", [](const Report& r) { return Fixed(r.tokens_per_joule, 2); }},
+    {"step_s", [](const Report& r) { return FormatFixed(r.step_time.si(), 4); }},
+    {"tok/s/gpu", [](const Report& r) { return FormatFixed(r.tokens_per_s_per_gpu, 0); }},
+    {"mfu%", [](const Report& r) { return FormatFixed(100 * r.mfu, 1); }},
+    {"hfu%", [](const Report& r) { return FormatFixed(100 * r.hfu, 1); }},
+    {"tflops", [](const Report& r) { return FormatFixed(r.tflops_per_gpu, 1); }},
+    {"comm_s", [](const Report& r) { return FormatFixed(r.comm.si(), 4); }},
+    {"exposed%", [](const Report& r) { return FormatFixed(100 * r.exposed_comm_fraction, 1); }},
+    {"bubble_s", [](const Report& r) { return FormatFixed(r.bubble.si(), 4); }},
+    {"mem_GB", [](const Report& r) { return FormatFixed(r.memory_per_gpu.si() / 1e9, 1); }},
+    {"W/gpu", [](const Report& r) { return FormatFixed(r.power_per_gpu.si(), 0); }},
+    {"tok/J", [](const Report& r) { return FormatFixed(r.tokens_per_joule, 2); }},
 };
 
 }  // namespace
 
+nlohmann::ordered_json ReportToJsonValue(const Report& report) { return ToJsonObject(report); }
 std::string ReportToJson(const Report& report, int indent) { return ToJsonObject(report).dump(indent); }
 
 std::string ReportsToTable(const std::vector<Report>& reports) {

@@ -7,14 +7,15 @@
 #include "parasim/parasim.h"
 
 int main() {
-  parasim::api::Planner planner({.model = "llama2-7b", .cluster = "dgx-h100", .global_batch = 64, .seq_len = 4096});
-  parasim::api::PlanQuery query;
+  const parasim::Planner planner(parasim::Model::Load("llama2-7b"), parasim::Cluster::Load("dgx-h100"),
+                                 parasim::Job{.global_batch = 64, .seq_len = 4096});
+  parasim::PlanQuery query;
   query.objective = "throughput";
   query.top = 3;
-  query.threads = 1;
   for (int gpus : {16, 64}) {
-    const parasim::api::Prediction best = planner.Best(gpus, query);
-    const parasim::api::Prediction again = planner.Simulate(gpus, best.config);
+    query.gpus = gpus;
+    const parasim::Prediction best = planner.Plan(query).best();
+    const parasim::Prediction again = planner.Simulate({.gpus = gpus, .config = best.config});
     std::printf("%d GPUs: %s  %.0f tokens/s  MFU %.1f%%\n", gpus, best.config.c_str(), best.tokens_per_s,
                 100 * best.mfu);
     if (!best.feasible || std::fabs(again.step_time_s - best.step_time_s) > 1e-12 * best.step_time_s) {

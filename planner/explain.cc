@@ -5,25 +5,20 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/number_format.h"
 
 namespace parasim::planner {
 namespace {
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string Percent(double fraction) { return Fixed(100.0 * fraction, 1) + "%"; }
+std::string Percent(double fraction) { return FormatFixed(100.0 * fraction, 1) + "%"; }
 
 std::string SignedPercent(double ratio) {   // ratio - 1 as "+12.3%"
   const double p = 100.0 * (ratio - 1.0);
-  return (p >= 0 ? "+" : "") + Fixed(p, 1) + "%";
+  return (p >= 0 ? "+" : "") + FormatFixed(p, 1) + "%";
 }
 
-std::string Ms(Seconds t) { return Fixed(t.si() * 1e3, 1) + " ms"; }
-std::string Gb(Bytes b) { return Fixed(b.si() / 1e9, 1) + " GB"; }
+std::string Ms(Seconds t) { return FormatFixed(t.si() * 1e3, 1) + " ms"; }
+std::string Gb(Bytes b) { return FormatFixed(b.si() / 1e9, 1) + " GB"; }
 
 // One comparison line: what the winner gains, then where the step time goes.
 std::vector<std::string> Compare(const Report& w, const Report& o, const char* label, Objective objective) {
@@ -68,7 +63,7 @@ std::vector<std::string> Compare(const Report& w, const Report& o, const char* l
   if (!gains.empty()) why = "gains on " + list(gains);
   if (!losses.empty()) why += StrCat(why.empty() ? "" : "; ", "pays ", list(losses));
   if (objective == Objective::kTokensPerJoule) {
-    why += StrCat("; power ", Fixed(w.power_per_gpu.si(), 0), " W vs ", Fixed(o.power_per_gpu.si(), 0), " W per GPU");
+    why += StrCat("; power ", FormatFixed(w.power_per_gpu.si(), 0), " W vs ", FormatFixed(o.power_per_gpu.si(), 0), " W per GPU");
   }
   lines.push_back("    step time: " + why);
   return lines;
@@ -100,8 +95,8 @@ std::string ShortConfig(const ParallelConfig& c) {
 std::vector<std::string> ExplainPlan(const Report& winner, const Report* runner_up, const Report* baseline,
                                      Objective objective) {
   std::vector<std::string> lines;
-  lines.push_back(StrCat("winner [", ShortConfig(winner.config), "]: ", Fixed(winner.tokens_per_s, 0), " tokens/s, ",
-                         Fixed(winner.tokens_per_joule, 2), " tokens/J, MFU ", Percent(winner.mfu), ", exposed comm ",
+  lines.push_back(StrCat("winner [", ShortConfig(winner.config), "]: ", FormatFixed(winner.tokens_per_s, 0), " tokens/s, ",
+                         FormatFixed(winner.tokens_per_joule, 2), " tokens/J, MFU ", Percent(winner.mfu), ", exposed comm ",
                          Percent(winner.exposed_comm_fraction), " of step, memory ", Gb(winner.memory_per_gpu),
                          " per GPU"));
   if (runner_up != nullptr) {

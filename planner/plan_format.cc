@@ -8,7 +8,9 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "core/number_format.h"
 #include "cost_model/report_format.h"
+#include "cost_model/report_json.h"
 
 namespace parasim::planner {
 namespace {
@@ -26,24 +28,16 @@ Json RankedReport(const Report& r, int rank, double objective_value) {
   if (rank > 0) out["rank"] = rank;
   if (rank > 0) out["objective_value"] = Finite(objective_value);
   out["config_string"] = r.config.ToString();
-  const Json report = Json::parse(ReportToJson(r, -1));
+  const Json report = ReportToJsonValue(r);
   for (auto it = report.begin(); it != report.end(); ++it) out[it.key()] = it.value();
   return out;
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string Fixed(double v, int digits) { return FormatFixed(v, digits); }
 
 }  // namespace
 
-std::string FormatNumber(double v, int significant) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
-  return buf;
-}
+std::string FormatNumber(double v, int significant) { return FormatSignificant(v, significant); }
 
 std::string RenderTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width(header.size(), 0);

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/loaders.h"
+#include "core/number_format.h"
 #include "cost_model/collective_cost.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/software_stack.h"
@@ -26,12 +27,7 @@ constexpr long long kSeqLen = 4096;
 constexpr long long kLocalBatch = 2;
 const std::vector<int> kWeakSizes = {8, 16, 32, 64, 128, 256, 512, 1024, 2048};
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-std::string Pct(double fraction, int digits = 1) { return Fixed(100.0 * fraction, digits) + "%"; }
+std::string Pct(double fraction, int digits = 1) { return FormatFixed(100.0 * fraction, digits) + "%"; }
 std::string SignedPct(double fraction) { return (fraction >= 0 ? "+" : "") + Pct(fraction); }
 const char* Verdict(bool ok) { return ok ? "yes" : "NO"; }
 
@@ -76,16 +72,16 @@ std::string Describe(const Report& r) {
   return StrCat("tp=", r.config.tp, " pp=", r.config.pp, r.config.cp > 1 ? StrCat(" cp=", r.config.cp) : "",
                 " dp=", r.config.dp, " mbs=", r.config.micro_batch,
                 r.config.recompute != RecomputeMode::kNone ? StrCat(" recompute=", ToString(r.config.recompute)) : "",
-                ": ", Fixed(r.tokens_per_s_per_gpu, 0), " tok/s/GPU, MFU ", Pct(r.mfu), ", exposed ",
-                Pct(r.exposed_comm_fraction), ", ", Fixed(r.power_per_gpu.si(), 0), " W, ",
-                Fixed(r.memory_per_gpu.si() / 1e9, 1), " GB");
+                ": ", FormatFixed(r.tokens_per_s_per_gpu, 0), " tok/s/GPU, MFU ", Pct(r.mfu), ", exposed ",
+                Pct(r.exposed_comm_fraction), ", ", FormatFixed(r.power_per_gpu.si(), 0), " W, ",
+                FormatFixed(r.memory_per_gpu.si() / 1e9, 1), " GB");
 }
 
 // What the whole space picks for a set-up, against the paper-space best.
 std::string WholeSpace(const Setup& s, const Report& paper_best, int threads) {
   const std::optional<Report> any = Best(s, "", threads);
   if (!any) return "whole space: no feasible plan";
-  return StrCat("whole space picks ", any->config.ToString(), " at ", Fixed(any->tokens_per_s, 0), " tokens/s (",
+  return StrCat("whole space picks ", any->config.ToString(), " at ", FormatFixed(any->tokens_per_s, 0), " tokens/s (",
                 SignedPct(any->tokens_per_s / paper_best.tokens_per_s - 1.0), " vs the paper-space best)");
 }
 
@@ -184,14 +180,14 @@ class Validator {
     const bool drop_ok = drop >= 0.02 && drop <= 0.12;
     const bool tpj_ok = tpj_drop >= 0.20 && tpj_drop <= 0.45;
     f.pass = level_ok && drop_ok && tpj_ok;
-    f.predicted = StrCat(Fixed(p128, 0), " W at 128 (", Verdict(level_ok), "), ", Fixed(b->power_per_gpu.si(), 0),
+    f.predicted = StrCat(FormatFixed(p128, 0), " W at 128 (", Verdict(level_ok), "), ", FormatFixed(b->power_per_gpu.si(), 0),
                          " W at 2048: drop ", Pct(drop), " (", Verdict(drop_ok), "); tokens/J ",
-                         Fixed(a->tokens_per_joule, 3), " -> ", Fixed(b->tokens_per_joule, 3), ": -", Pct(tpj_drop),
+                         FormatFixed(a->tokens_per_joule, 3), " -> ", FormatFixed(b->tokens_per_joule, 3), ": -", Pct(tpj_drop),
                          " (", Verdict(tpj_ok), ")");
     for (size_t i = 0; i < w.gpus.size(); ++i) {
       if (!w.reports[i].feasible) continue;
-      f.details.push_back(StrCat(w.gpus[i], " GPUs: ", Fixed(w.reports[i].power_per_gpu.si(), 0), " W, ",
-                                 Fixed(w.reports[i].tokens_per_joule, 3), " tokens/J"));
+      f.details.push_back(StrCat(w.gpus[i], " GPUs: ", FormatFixed(w.reports[i].power_per_gpu.si(), 0), " W, ",
+                                 FormatFixed(w.reports[i].tokens_per_joule, 3), " tokens/J"));
     }
     return f;
   }
@@ -275,7 +271,7 @@ class Validator {
     const bool gap_ok = ra->mfu - rh->mfu >= 0.10;
     f.pass = a_ok && h_ok && gap_ok;
     f.predicted = StrCat("A100 MFU ", Pct(ra->mfu), " (", Verdict(a_ok), "), H100 ", Pct(rh->mfu), " (", Verdict(h_ok),
-                         "), gap ", Fixed(100 * (ra->mfu - rh->mfu), 1), " points (", Verdict(gap_ok),
+                         "), gap ", FormatFixed(100 * (ra->mfu - rh->mfu), 1), " points (", Verdict(gap_ok),
                          "); exposed ", Pct(ra->exposed_comm_fraction), " vs ", Pct(rh->exposed_comm_fraction));
     if (options_.whole_space) f.whole_space = "H100 " + WholeSpace(h, *rh, options_.threads);
     return f;
@@ -298,7 +294,7 @@ class Validator {
     const double gain = tp->tokens_per_s / fsdp->tokens_per_s - 1.0;
     f.pass = gain >= 0.30 && gain <= 0.80;
     f.predicted = StrCat("tp>1 ", SignedPct(gain), " tokens/s over tp=pp=1, power ",
-                         Fixed(tp->power_per_gpu.si() - fsdp->power_per_gpu.si(), 0), " W per GPU more");
+                         FormatFixed(tp->power_per_gpu.si() - fsdp->power_per_gpu.si(), 0), " W per GPU more");
     return f;
   }
 
@@ -335,11 +331,11 @@ class Validator {
       const double exposed = best.exposed_comm.si();
       growing = growing && exposed > last;
       last = exposed;
-      trend += StrCat(trend.empty() ? "" : " -> ", Fixed(exposed * 1e3, 1), " ms");
-      f.details.push_back(StrCat(name, ": best ", Describe(best), "; exposed ", Fixed(exposed * 1e3, 1), " ms",
-                                 fsdp ? StrCat("; tp=pp=1 ", Fixed(fsdp->exposed_comm.si() * 1e3, 1), " ms")
+      trend += StrCat(trend.empty() ? "" : " -> ", FormatFixed(exposed * 1e3, 1), " ms");
+      f.details.push_back(StrCat(name, ": best ", Describe(best), "; exposed ", FormatFixed(exposed * 1e3, 1), " ms",
+                                 fsdp ? StrCat("; tp=pp=1 ", FormatFixed(fsdp->exposed_comm.si() * 1e3, 1), " ms")
                                       : std::string("; tp=pp=1 does not fit"),
-                                 least_mp ? StrCat("; least with tp*pp>1 ", Fixed(least_mp->exposed_comm.si() * 1e3, 1),
+                                 least_mp ? StrCat("; least with tp*pp>1 ", FormatFixed(least_mp->exposed_comm.si() * 1e3, 1),
                                                    " ms (tp=", least_mp->config.tp, " pp=", least_mp->config.pp, ")")
                                           : std::string("")));
     }
@@ -394,8 +390,8 @@ class Validator {
       const double agbw = ag.busbw.si() / 1e9, arbw = ar.busbw.si() / 1e9;
       if (nodes == 4) { ag4 = agbw; ar4 = arbw; }
       if (nodes == 512) { ag512 = agbw; ar512 = arbw; }
-      f.details.push_back(StrCat(nodes, " nodes: AllGather ", Fixed(agbw, 1), " GB/s (", ToString(ag.algo), "/",
-                                 ToString(ag.protocol), "), AllReduce ", Fixed(arbw, 1), " GB/s (", ToString(ar.algo),
+      f.details.push_back(StrCat(nodes, " nodes: AllGather ", FormatFixed(agbw, 1), " GB/s (", ToString(ag.algo), "/",
+                                 ToString(ag.protocol), "), AllReduce ", FormatFixed(arbw, 1), " GB/s (", ToString(ar.algo),
                                  "/", ToString(ar.protocol), ")"));
     }
     const double ag_ratio = ag4 > 0 ? ag512 / ag4 : 1;
@@ -403,7 +399,7 @@ class Validator {
     const bool ag_ok = ag_ratio <= 0.50;
     const bool ar_ok = ar_ratio >= 0.60;
     f.pass = ag_ok && ar_ok;
-    f.predicted = StrCat("message ", Fixed(layer_bytes.si() / 1e6, 0), " MB: AllGather busbw at 512 nodes ",
+    f.predicted = StrCat("message ", FormatFixed(layer_bytes.si() / 1e6, 0), " MB: AllGather busbw at 512 nodes ",
                          Pct(ag_ratio), " of 4 nodes (", Verdict(ag_ok), "); AllReduce ", Pct(ar_ratio), " (",
                          Verdict(ar_ok), ")");
     return f;
@@ -472,7 +468,7 @@ class Validator {
         return f;
       }
       mem.push_back(w.reports[i].memory_per_gpu.si() / 1e9);
-      f.details.push_back(StrCat("dp=", w.gpus[i], ": ", Fixed(mem.back(), 2), " GB"));
+      f.details.push_back(StrCat("dp=", w.gpus[i], ": ", FormatFixed(mem.back(), 2), " GB"));
     }
     bool falling = true, diminishing = true;
     for (size_t i = 1; i < mem.size(); ++i) {
@@ -480,7 +476,7 @@ class Validator {
       if (i >= 2) diminishing = diminishing && (mem[i - 1] - mem[i]) < (mem[i - 2] - mem[i - 1]);
     }
     f.pass = falling && diminishing;
-    f.predicted = StrCat(Fixed(mem.front(), 1), " GB at dp=8 -> ", Fixed(mem.back(), 1), " GB at dp=2048 (falling ",
+    f.predicted = StrCat(FormatFixed(mem.front(), 1), " GB at dp=8 -> ", FormatFixed(mem.back(), 1), " GB at dp=2048 (falling ",
                          Verdict(falling), ", diminishing ", Verdict(diminishing), ")");
     return f;
   }

@@ -1,0 +1,72 @@
+// Scheduler queries through the facade (include/parasim/): the best plan for
+// Llama-3-70B (global batch 1024, sequence 8192) on 2,048 DGX H100 GPUs,
+// today's default space, tier A, one thread.
+//   FirstQuery:          a fresh Planner, nothing cached.
+//   ChangedGpuCount:     the Planner has answered 2,048 GPUs; now 1,024.
+//   ChangedGlobalBatch:  the Planner has answered batch 1024; now 2048.
+// Counters: configs scored (tier A) per query, and searched.
+#include <benchmark/benchmark.h>
+
+#include "parasim/parasim.h"
+
+namespace {
+
+parasim::Planner Make() {
+  return parasim::Planner(parasim::Model::Load("llama3-70b"), parasim::Cluster::Load("dgx-h100"),
+                          parasim::Job{.global_batch = 1024, .seq_len = 8192});
+}
+
+parasim::PlanQuery Query(int gpus, long long global_batch) {
+  parasim::PlanQuery q;
+  q.gpus = gpus;
+  q.global_batch = global_batch;
+  q.top = 1;
+  q.threads = 1;
+  return q;
+}
+
+void Report(benchmark::State& state, const parasim::PlanResult& r) {
+  state.counters["scored"] = static_cast<double>(r.scored);
+  state.counters["searched"] = static_cast<double>(r.searched);
+}
+
+void BM_FirstQuery_70B_2048xH100(benchmark::State& state) {
+  parasim::PlanResult r;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const parasim::Planner planner = Make();
+    state.ResumeTiming();
+    r = planner.Plan(Query(2048, 0));
+    benchmark::DoNotOptimize(r.plans.data());
+  }
+  Report(state, r);
+}
+
+// `warm` is answered first (untimed), then `timed`.
+void Changed(benchmark::State& state, const parasim::PlanQuery& warm, const parasim::PlanQuery& timed) {
+  parasim::PlanResult r;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const parasim::Planner planner = Make();
+    benchmark::DoNotOptimize(planner.Plan(warm).plans.data());
+    state.ResumeTiming();
+    r = planner.Plan(timed);
+    benchmark::DoNotOptimize(r.plans.data());
+  }
+  Report(state, r);
+}
+
+void BM_ChangedGpuCount_70B_1024xH100(benchmark::State& state) {
+  Changed(state, Query(2048, 0), Query(1024, 0));
+}
+void BM_ChangedGlobalBatch_70B_2048xH100(benchmark::State& state) {
+  Changed(state, Query(2048, 0), Query(2048, 2048));
+}
+
+BENCHMARK(BM_FirstQuery_70B_2048xH100)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ChangedGpuCount_70B_1024xH100)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ChangedGlobalBatch_70B_2048xH100)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,12 @@
+// The one number formatter of parasim's text output (tables, CSV, reports):
+// printf's rounding, so every writer prints a value the same way.
+#pragma once
+
+#include <string>
+
+namespace parasim {
+
+std::string FormatFixed(double v, int digits);        // "%.*f": 1234.5678, 2 -> "1234.57"
+std::string FormatSignificant(double v, int digits);  // "%.*g": 1234.5678, 3 -> "1.23e+03"
+
+}  // namespace parasim
