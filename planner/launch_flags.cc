@@ -1,5 +1,7 @@
 #include "planner/launch_flags.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -7,25 +9,61 @@
 namespace parasim::planner {
 namespace {
 
-// Megatron-LM (megatron/training/arguments.py) argument names.
-LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job) {
-  LaunchFlags out;
-  out.framework = Framework::kMegatron;
-  std::vector<std::string> args;
-  auto add = [&](const std::string& flag, const std::string& value = "") {
-    args.push_back(value.empty() ? flag : flag + " " + value);
-  };
-  add("--tensor-model-parallel-size", std::to_string(c.tp));
-  add("--pipeline-model-parallel-size", std::to_string(c.pp));
-  add("--context-parallel-size", std::to_string(c.cp));
-  if (model.IsMoe()) {
-    add("--num-experts", std::to_string(model.num_experts));
-    add("--moe-router-topk", std::to_string(model.experts_per_token));
-    add("--expert-model-parallel-size", std::to_string(c.ep));
+// Megatron-LM arguments (megatron/training/arguments.py at kMegatronLmCommit;
+// names and choices kept in tests/testdata/frameworks/megatron_lm_args.tsv).
+class MegatronArgs {
+ public:
+  void Add(const std::string& flag, const std::string& value = "") {
+    args_.push_back(value.empty() ? flag : flag + " " + value);
   }
-  if (c.tp > 1 && c.sequence_parallel) add("--sequence-parallel");
+  std::string Text() const {
+    std::string t;
+    for (size_t i = 0; i < args_.size(); ++i) t += args_[i] + (i + 1 < args_.size() ? " \\\n" : "\n");
+    return t;
+  }
+
+ private:
+  std::vector<std::string> args_;
+};
+
+std::string Num(double v) { return StrCat(v); }
+
+// "([0]*3+[1]*58)": Megatron's moe_freq_type list expression, 1 = MoE layer.
+std::string MoeLayerPattern(const ModelSpec& m) {
+  std::string runs;
+  int last = -1;
+  int64_t count = 0;
+  auto flush = [&] {
+    if (count > 0) runs += StrCat(runs.empty() ? "" : "+", "[", last, "]*", count);
+  };
+  const int64_t interval = std::max<int64_t>(1, m.moe_layer_interval);
+  for (int64_t i = 0; i < m.num_layers; ++i) {
+    const int moe = i >= m.first_dense_layers && (i + 1) % interval == 0 ? 1 : 0;
+    if (moe != last) {
+      flush();
+      last = moe;
+      count = 0;
+    }
+    ++count;
+  }
+  flush();
+  return "\"(" + runs + ")\"";
+}
+
+void MegatronParallel(const ParallelConfig& c, const ModelSpec& model, MegatronArgs& a, LaunchFlags& out) {
+  a.Add("--tensor-model-parallel-size", std::to_string(c.tp));
+  a.Add("--pipeline-model-parallel-size", std::to_string(c.pp));
+  a.Add("--context-parallel-size", std::to_string(c.cp));
+  if (model.IsMoe()) a.Add("--expert-model-parallel-size", std::to_string(c.ep));
+  if (c.tp > 1 && c.sequence_parallel) a.Add("--sequence-parallel");   // validate_args drops it at tp = 1
   if (c.pp > 1 && c.vpp > 1) {
-    add("--num-layers-per-virtual-pipeline-stage", std::to_string(model.num_layers / (c.pp * c.vpp)));
+    const int64_t per_stage = model.num_layers / c.pp;
+    if (model.num_layers % c.pp == 0 && per_stage % c.vpp == 0) {
+      a.Add("--num-layers-per-virtual-pipeline-stage", std::to_string(per_stage / c.vpp));
+    } else {
+      out.notes.push_back(StrCat("vpp=", c.vpp, ": ", model.num_layers, " layers do not split evenly into ", c.pp,
+                                 "x", c.vpp, " chunks; Megatron needs --pipeline-model-parallel-layout for that"));
+    }
   }
   if (c.pp > 1 && c.schedule == PipelineSchedule::kGpipe) {
     out.notes.push_back("Megatron-LM runs 1F1B, not GPipe: same bubble, less activation memory");
@@ -33,69 +71,180 @@ LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobS
   if (c.pp > 1 && c.schedule == PipelineSchedule::kZeroBubble) {
     out.notes.push_back("zero-bubble schedules are not in upstream Megatron-LM; 1F1B is the nearest");
   }
-  add("--micro-batch-size", std::to_string(c.micro_batch));
-  add("--global-batch-size", std::to_string(job.global_batch));
-  add("--seq-length", std::to_string(job.seq_len));
-  add("--max-position-embeddings", std::to_string(job.seq_len));
-  add("--num-layers", std::to_string(model.num_layers));
-  add("--hidden-size", std::to_string(model.hidden_size));
-  add("--ffn-hidden-size", std::to_string(model.ffn_hidden_size));
-  add("--num-attention-heads", std::to_string(model.num_attention_heads));
-  if (model.num_kv_heads > 0 && model.num_kv_heads != model.num_attention_heads) {
-    add("--group-query-attention");
-    add("--num-query-groups", std::to_string(model.num_kv_heads));
-  }
   switch (c.recompute) {
     case RecomputeMode::kNone: break;
-    case RecomputeMode::kSelective: add("--recompute-granularity", "selective"); break;
+    case RecomputeMode::kSelective: a.Add("--recompute-granularity", "selective"); break;
     case RecomputeMode::kFull:
-      add("--recompute-granularity", "full");
-      add("--recompute-method", "uniform");
-      add("--recompute-num-layers", "1");
+      a.Add("--recompute-granularity", "full");
+      a.Add("--recompute-method", "uniform");
+      a.Add("--recompute-num-layers", "1");
       break;
   }
-  switch (c.sharding) {
-    case ShardingMode::kDdp:
-      if (c.dp > 1) add("--overlap-grad-reduce");
-      break;
-    case ShardingMode::kZero1:
-      add("--use-distributed-optimizer");
-      add("--overlap-grad-reduce");
-      add("--overlap-param-gather");
-      break;
-    case ShardingMode::kZero2Replicated:
-      add("--use-custom-fsdp");
-      add("--data-parallel-sharding-strategy", "optim_grads");
-      break;
-    case ShardingMode::kZero2:
-    case ShardingMode::kZero3:
-      add("--use-custom-fsdp");
-      add("--data-parallel-sharding-strategy", "optim_grads_params");
-      if (c.sharding == ShardingMode::kZero2) {
-        out.notes.push_back("Megatron FSDP shards parameters like ZeRO-3; PyTorch FSDP SHARD_GRAD_OP (zero2) keeps "
-                            "them gathered through backward");
-      }
-      break;
-    case ShardingMode::kHsdp:
-      add("--use-custom-fsdp");
-      add("--data-parallel-sharding-strategy", "optim_grads_params");
-      add("--num-distributed-optimizer-instances", std::to_string(c.hsdp_group > 0 ? c.dp / c.hsdp_group : 1));
-      out.notes.push_back(StrCat("hsdp:", c.hsdp_group, " = shard within groups of ", c.hsdp_group,
-                                 ", replicate across ", c.hsdp_group > 0 ? c.dp / c.hsdp_group : 1));
-      break;
-  }
-  const bool megatron_fsdp = c.sharding == ShardingMode::kZero2Replicated || c.sharding == ShardingMode::kZero2 ||
-                            c.sharding == ShardingMode::kZero3 || c.sharding == ShardingMode::kHsdp;
-  if (megatron_fsdp) add("--no-gradient-accumulation-fusion");   // required by Megatron FSDP
-  add("--bf16");
-  if (job.precision == Precision::kFp8) add("--fp8-format", "hybrid");
   if (c.order != ParallelConfig{}.order) {
     out.notes.push_back(StrCat("placement order ", c.order, ": Megatron's default rank order is tp-cp-ep-dp-pp"));
   }
-  for (size_t i = 0; i < args.size(); ++i) {
-    out.text += args[i];
-    out.text += i + 1 < args.size() ? " \\\n" : "\n";
+}
+
+// Sharding. Megatron FSDP (--use-megatron-fsdp) needs the distributed
+// optimizer (validate_args switches it on for FSDP v1), no gradient
+// accumulation fusion and the fsdp_dtensor checkpoint format (its user guide).
+void MegatronSharding(const ParallelConfig& c, MegatronArgs& a, LaunchFlags& out) {
+  const char* strategy = nullptr;
+  switch (c.sharding) {
+    case ShardingMode::kDdp:
+      if (c.dp > 1) a.Add("--overlap-grad-reduce");
+      return;
+    case ShardingMode::kZero1:
+      a.Add("--use-distributed-optimizer");
+      a.Add("--overlap-grad-reduce");
+      a.Add("--overlap-param-gather");
+      return;
+    case ShardingMode::kZero2Replicated: strategy = "optim_grads"; break;
+    case ShardingMode::kZero2:
+      strategy = "optim_grads_params";
+      out.notes.push_back("Megatron FSDP shards parameters like ZeRO-3; PyTorch FSDP SHARD_GRAD_OP (zero2) keeps "
+                          "them gathered through backward");
+      break;
+    case ShardingMode::kZero3: strategy = "optim_grads_params"; break;
+    case ShardingMode::kHsdp: strategy = "optim_grads_params"; break;
   }
+  a.Add("--use-megatron-fsdp");
+  a.Add("--data-parallel-sharding-strategy", strategy);
+  a.Add("--use-distributed-optimizer");
+  a.Add("--no-gradient-accumulation-fusion");
+  a.Add("--ckpt-format", "fsdp_dtensor");
+  a.Add("--overlap-grad-reduce");
+  a.Add("--overlap-param-gather");
+  if (c.sharding == ShardingMode::kHsdp) {
+    const int replicas = c.hsdp_group > 0 ? c.dp / c.hsdp_group : 1;
+    a.Add("--num-distributed-optimizer-instances", std::to_string(replicas));
+    out.notes.push_back(StrCat("hsdp:", c.hsdp_group, " = shard within groups of ", c.hsdp_group,
+                               ", replicate across ", replicas));
+  }
+}
+
+// Attention layout: heads, GQA, MLA, QK norm, position embedding, local attention, sinks.
+void MegatronAttention(const ModelSpec& m, MegatronArgs& a, LaunchFlags& out) {
+  a.Add("--num-attention-heads", std::to_string(m.num_attention_heads));
+  if (m.IsMla()) {
+    a.Add("--multi-latent-attention");
+    if (m.q_lora_rank > 0) a.Add("--q-lora-rank", std::to_string(m.q_lora_rank));
+    a.Add("--kv-lora-rank", std::to_string(m.kv_lora_rank));
+    a.Add("--qk-head-dim", std::to_string(m.qk_nope_head_dim));
+    a.Add("--qk-pos-emb-head-dim", std::to_string(m.qk_rope_head_dim));
+    a.Add("--v-head-dim", std::to_string(m.v_head_dim));
+  } else {
+    if (m.head_dim > 0 && m.head_dim * m.num_attention_heads != m.hidden_size) {
+      a.Add("--kv-channels", std::to_string(m.head_dim));
+    }
+    if (m.num_kv_heads > 0 && m.num_kv_heads != m.num_attention_heads) {
+      a.Add("--group-query-attention");
+      a.Add("--num-query-groups", std::to_string(m.num_kv_heads));
+    }
+  }
+  if (m.qk_norm) a.Add(m.qk_norm_weights ? "--qk-layernorm" : "--qk-l2-norm");
+  if (m.attention_sinks) a.Add("--softmax-type", "learnable");
+  switch (m.position) {
+    case PositionKind::kRope:
+      a.Add("--position-embedding-type", "rope");
+      if (m.rope_theta > 0) a.Add("--rotary-base", StrCat(static_cast<int64_t>(m.rope_theta)));
+      break;
+    case PositionKind::kLearned: a.Add("--position-embedding-type", "learned_absolute"); break;
+    case PositionKind::kAlibi:
+      a.Add("--position-embedding-type", "none");
+      out.notes.push_back("Megatron-LM has no ALiBi; emitted without position embedding (nearest runnable)");
+      break;
+  }
+  if (m.local_attention == LocalAttention::kSliding && m.local_attention_layers > 0) {
+    a.Add("--window-size", StrCat("\"(", m.attention_window, ",0)\""));
+    const int64_t global = m.num_layers - m.local_attention_layers;
+    if (global > 0) a.Add("--window-attn-skip-freq", std::to_string(m.num_layers / global));
+  }
+  if (m.local_attention == LocalAttention::kChunked && m.local_attention_layers > 0) {
+    const int64_t nope = m.num_layers - m.local_attention_layers;
+    if (nope > 0 && m.num_layers % (m.num_layers / nope) == 0) a.Add("--no-rope-freq", std::to_string(m.num_layers / nope));
+    out.notes.push_back(StrCat("Megatron-LM has no chunked attention: the ", m.local_attention_layers,
+                               " chunked layers (", m.attention_window, "-token chunks) run full causal attention"));
+  }
+  if (m.attn_logit_softcap > 0 || m.final_logit_softcap > 0) {
+    out.notes.push_back("Megatron-LM has no logit soft-capping (Gemma 2): training runs without it");
+  }
+}
+
+// MoE layout: experts, router, shared experts, dense layers, MTP.
+void MegatronMoe(const ModelSpec& m, MegatronArgs& a, LaunchFlags& out) {
+  if (!m.IsMoe()) return;
+  a.Add("--num-experts", std::to_string(m.num_experts));
+  a.Add("--moe-router-topk", std::to_string(m.experts_per_token));
+  a.Add("--moe-ffn-hidden-size", std::to_string(m.moe_ffn_hidden_size));
+  a.Add("--moe-grouped-gemm");
+  a.Add("--moe-token-dispatcher-type", "alltoall");
+  if (m.num_shared_experts > 0) {
+    a.Add("--moe-shared-expert-intermediate-size",
+          std::to_string(m.num_shared_experts * m.shared_expert_ffn_hidden_size));
+  }
+  if (m.MixesLayerKinds()) a.Add("--moe-layer-freq", MoeLayerPattern(m));
+  if (m.router_bias && m.IsMla()) {
+    a.Add("--moe-router-score-function", "sigmoid");
+    a.Add("--moe-router-enable-expert-bias");
+  } else if (m.router_bias) {
+    out.notes.push_back("the router's bias (gpt-oss) has no Megatron-LM flag: the router runs without it");
+  }
+  if (m.mtp_layers > 0) a.Add("--mtp-num-layers", std::to_string(m.mtp_layers));
+}
+
+void MegatronArchitecture(const ModelSpec& m, int tp, MegatronArgs& a, LaunchFlags& out) {
+  a.Add("--num-layers", std::to_string(m.num_layers));
+  a.Add("--hidden-size", std::to_string(m.hidden_size));
+  a.Add("--ffn-hidden-size", std::to_string(m.ffn_hidden_size > 0 ? m.ffn_hidden_size : m.moe_ffn_hidden_size));
+  MegatronAttention(m, a, out);
+  a.Add("--normalization", m.norm == NormKind::kRmsNorm ? "RMSNorm" : "LayerNorm");
+  if (m.norm_eps > 0) a.Add("--norm-epsilon", Num(m.norm_eps));
+  if (m.mlp == MlpKind::kSwiGlu) a.Add("--swiglu");
+  if (m.gated_gelu) {
+    out.notes.push_back("GeGLU (Gemma) has no Megatron-LM flag: --swiglu builds the same weights with a SiLU gate");
+  }
+  if (!m.tied_embeddings) a.Add("--untie-embeddings-and-output-weights");
+  if (!m.linear_bias) a.Add("--disable-bias-linear");
+  if (m.qkv_bias && !m.linear_bias) a.Add("--add-qkv-bias");
+  if (m.norms_per_layer != 2) {
+    out.notes.push_back("pre- and post-block norms (Gemma) have no Megatron-LM flag: 2 norms per layer are built");
+  }
+  MegatronMoe(m, a, out);
+  a.Add("--vocab-size", std::to_string(m.vocab_size));
+  a.Add("--make-vocab-size-divisible-by", std::to_string(kMegatronVocabDivisor));
+  const int64_t padded = MegatronPaddedVocab(m.vocab_size, tp);
+  if (padded != m.vocab_size) {
+    const int64_t extra = (padded - m.vocab_size) * m.hidden_size * (m.tied_embeddings ? 1 : 2);
+    out.notes.push_back(StrCat("Megatron pads the vocabulary ", m.vocab_size, " -> ", padded, " (multiple of ",
+                               kMegatronVocabDivisor, " x tp ", tp, "): ", extra, " more parameters"));
+  }
+}
+
+LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job) {
+  LaunchFlags out;
+  out.framework = Framework::kMegatron;
+  out.target = StrCat("Megatron-LM ", kMegatronLmCommit);
+  MegatronArgs a;
+  MegatronParallel(c, model, a, out);
+  MegatronSharding(c, a, out);
+  // Megatron: grad accumulation = global / (micro × dp), dp = world / (tp·pp·cp).
+  const int64_t per_step = static_cast<int64_t>(c.micro_batch) * c.dp;
+  if (per_step <= 0 || job.global_batch % per_step != 0) {
+    out.notes.push_back(StrCat("global batch ", job.global_batch, " is not a multiple of micro-batch x dp = ",
+                               per_step, "; Megatron-LM refuses it"));
+  }
+  a.Add("--micro-batch-size", std::to_string(c.micro_batch));
+  a.Add("--global-batch-size", std::to_string(job.global_batch));
+  a.Add("--seq-length", std::to_string(job.seq_len));
+  a.Add("--max-position-embeddings", std::to_string(std::max<int64_t>(job.seq_len, model.max_position_embeddings)));
+  MegatronArchitecture(model, c.tp, a, out);
+  a.Add("--bf16");
+  if (job.precision == Precision::kFp8) {
+    a.Add("--fp8-format", "hybrid");
+    a.Add("--fp8-recipe", "tensorwise");
+  }
+  out.text = a.Text();
   return out;
 }
 
@@ -204,6 +353,11 @@ LaunchFlags DeepSpeed(const ParallelConfig& c, const ModelSpec& model, const Job
 }
 
 }  // namespace
+
+int64_t MegatronPaddedVocab(int64_t vocab, int tp) {
+  const int64_t multiple = static_cast<int64_t>(kMegatronVocabDivisor) * std::max(1, tp);
+  return (vocab + multiple - 1) / multiple * multiple;
+}
 
 Framework ParseFramework(const std::string& text, const std::string& where) {
   if (text == "megatron") return Framework::kMegatron;

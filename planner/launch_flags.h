@@ -22,7 +22,16 @@ struct LaunchFlags {
   Framework framework = Framework::kMegatron;
   std::string text;                 // arguments / TOML / JSON, ready to paste
   std::vector<std::string> notes;   // approximations and what to set by hand
+  std::string target;               // framework revision the output is checked against
 };
+
+// The Megatron-LM revision whose argument definitions the emitter follows
+// (tests/testdata/frameworks/megatron_lm_args.tsv).
+inline constexpr const char* kMegatronLmCommit = "d98e8a64ddf34856e74b24714e3bedb2f5a39553";
+// Megatron pads the vocabulary to a multiple of --make-vocab-size-divisible-by × tp
+// (megatron/training/tokenizer: _vocab_size_with_padding); 128 is its default.
+inline constexpr int kMegatronVocabDivisor = 128;
+int64_t MegatronPaddedVocab(int64_t vocab, int tp);
 
 LaunchFlags EmitLaunchFlags(Framework framework, const ParallelConfig& config, const ModelSpec& model,
                             const JobSpec& job);
