@@ -305,25 +305,37 @@ LaunchFlags Torchtitan(const ParallelConfig& c, const ModelSpec& model, const Jo
   return out;
 }
 
-// DeepSpeed config JSON (deepspeed/runtime/config.py keys).
-LaunchFlags DeepSpeed(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job) {
-  LaunchFlags out;
-  out.framework = Framework::kDeepSpeed;
+// DeepSpeed config JSON (keys checked against deepspeedai/DeepSpeed at
+// kDeepSpeedCommit: tests/testdata/frameworks/deepspeed_config_keys.txt).
+// train_batch_size must equal micro × accumulation × dp exactly (DeepSpeed
+// asserts it at start), so a batch that does not divide is changed openly.
+nlohmann::ordered_json DeepSpeedBatch(const ParallelConfig& c, const JobSpec& job, LaunchFlags& out) {
+  const long long per_step = static_cast<long long>(std::max(1, c.dp)) * std::max(1, c.micro_batch);
+  long long gas = job.global_batch / per_step;
+  if (gas < 1) gas = 1;
+  if (gas * per_step != job.global_batch) {
+    out.notes.push_back(StrCat("global batch ", job.global_batch, " is not micro-batch x dp (", per_step,
+                               ") x accumulation; DeepSpeed asserts that, so train_batch_size is ", gas * per_step));
+  }
   nlohmann::ordered_json j;
-  const int micro_batches = static_cast<int>(job.global_batch / (static_cast<long long>(std::max(1, c.dp)) * c.micro_batch));
-  j["train_batch_size"] = job.global_batch;
+  j["train_batch_size"] = gas * per_step;
   j["train_micro_batch_size_per_gpu"] = c.micro_batch;
-  j["gradient_accumulation_steps"] = micro_batches;
-  j["bf16"] = {{"enabled", job.precision == Precision::kBf16}};
+  j["gradient_accumulation_steps"] = gas;
+  return j;
+}
+
+nlohmann::ordered_json DeepSpeedZero(const ParallelConfig& c, LaunchFlags& out) {
   nlohmann::ordered_json zero;
   switch (c.sharding) {
     case ShardingMode::kDdp: zero["stage"] = 0; break;
     case ShardingMode::kZero1: zero["stage"] = 1; break;
     case ShardingMode::kZero2Replicated: zero["stage"] = 2; break;
     case ShardingMode::kZero2:
-      zero["stage"] = 3;
-      out.notes.push_back("DeepSpeed has no FSDP SHARD_GRAD_OP: stage 3 shards parameters the same at rest but "
-                          "re-gathers them in backward");
+      // FSDP SHARD_GRAD_OP holds whole parameters from forward through backward
+      // and moves the same bytes as ZeRO-2 (gather once, reduce-scatter once).
+      zero["stage"] = 2;
+      out.notes.push_back("zero2 (FSDP SHARD_GRAD_OP) has no DeepSpeed stage: ZeRO-2 is the nearest (same traffic, "
+                          "same peak; parameters stay replicated between steps)");
       break;
     case ShardingMode::kZero3: zero["stage"] = 3; break;
     case ShardingMode::kHsdp:
@@ -333,22 +345,41 @@ LaunchFlags DeepSpeed(const ParallelConfig& c, const ModelSpec& model, const Job
   }
   zero["overlap_comm"] = true;
   zero["contiguous_gradients"] = true;
-  j["zero_optimization"] = zero;
+  return zero;
+}
+
+LaunchFlags DeepSpeed(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job) {
+  LaunchFlags out;
+  out.framework = Framework::kDeepSpeed;
+  out.target = StrCat("DeepSpeed ", kDeepSpeedCommit);
+  nlohmann::ordered_json j = DeepSpeedBatch(c, job, out);
+  j["bf16"] = {{"enabled", true}};
+  if (job.precision == Precision::kFp8) {
+    out.notes.push_back("DeepSpeed's config has no FP8 switch: FP8 GEMMs come from Transformer Engine layers in "
+                        "the model code");
+  }
+  j["zero_optimization"] = DeepSpeedZero(c, out);
   if (c.recompute != RecomputeMode::kNone) {
     j["activation_checkpointing"] = {{"partition_activations", c.tp > 1},
                                      {"contiguous_memory_optimization", false},
                                      {"cpu_checkpointing", false}};
+    out.notes.push_back("activation checkpointing also needs deepspeed.checkpointing.checkpoint around each layer "
+                        "in the model code");
   }
-  out.text = j.dump(2) + "\n";
-  if (c.tp > 1 || c.pp > 1 || c.cp > 1 || c.ep > 1) {
+  if (c.tp > 1) {
+    // Plain DeepSpeed's tensor parallelism is AutoTP: linears sharded, no sequence parallelism.
+    j["tensor_parallel"] = {{"autotp_size", c.tp}};
+    out.notes.push_back(StrCat("tp=", c.tp, " via DeepSpeed AutoTP (tensor_parallel.autotp_size); it has no sequence "
+                               "parallelism, so norms and dropout run unsharded"));
+  }
+  if (c.pp > 1 || c.cp > 1 || (model.IsMoe() && c.ep > 1)) {
     std::string flags = StrCat("--tensor-model-parallel-size ", c.tp, " --pipeline-model-parallel-size ", c.pp);
-    if (c.tp > 1 && c.sequence_parallel) flags += " --sequence-parallel";
-    if (c.recompute == RecomputeMode::kFull) flags += " --checkpoint-activations";
-    if (c.recompute == RecomputeMode::kSelective) flags += " --recompute-granularity selective";
     if (model.IsMoe()) flags += StrCat(" --expert-model-parallel-size ", c.ep);
-    out.notes.push_back("model parallelism is set in the Megatron-DeepSpeed launcher: " + flags);
+    out.notes.push_back("pp, cp and ep are not DeepSpeed config keys: they need deepspeed.pipe.PipelineModule, "
+                        "DeepSpeed-Ulysses and MoE(ep_size=) in the model code, or Megatron-DeepSpeed with " + flags);
     if (c.cp > 1) out.notes.push_back(StrCat("cp=", c.cp, ": DeepSpeed's sequence parallelism is Ulysses (all-to-all), not ring attention"));
   }
+  out.text = j.dump(2) + "\n";
   return out;
 }
 

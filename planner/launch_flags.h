@@ -27,6 +27,7 @@ struct LaunchFlags {
 
 // The Megatron-LM revision whose argument definitions the emitter follows
 // (tests/testdata/frameworks/megatron_lm_args.tsv).
+inline constexpr const char* kDeepSpeedCommit = "edaa7221267243c7be7fb49c5d5f5c4fb97b4641";
 inline constexpr const char* kMegatronLmCommit = "d98e8a64ddf34856e74b24714e3bedb2f5a39553";
 // Megatron pads the vocabulary to a multiple of --make-vocab-size-divisible-by × tp
 // (megatron/training/tokenizer: _vocab_size_with_padding); 128 is its default.

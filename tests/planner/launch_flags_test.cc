@@ -64,7 +64,6 @@ TEST_CASE("planner: deepspeed config is valid JSON with the plan", "[planner]") 
   CHECK(j.at("train_micro_batch_size_per_gpu") == 2);
   CHECK(j.at("gradient_accumulation_steps") == 2);   // 512 / (128 · 2)
   CHECK(j.at("zero_optimization").at("stage") == 2);
-  REQUIRE(!f.notes.empty());
-  CHECK_THAT(f.notes.back(), Contains("--tensor-model-parallel-size 2"));
+  CHECK(j.at("tensor_parallel").at("autotp_size") == 2);   // plain DeepSpeed: AutoTP, not Megatron TP
   CHECK_THROWS_WITH(ParseFramework("jax"), Contains("jax"));
 }
