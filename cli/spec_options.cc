@@ -7,7 +7,7 @@
 namespace parasim::cli {
 
 void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
-  cmd.add_option("--model", spec.model, "Model: a preset (parasim models list), a YAML file or a HF config.json")
+  cmd.add_option("--model", spec.model, "Model: a preset (parasim models list), a YAML file, a HF config.json or a HF model directory")
       ->capture_default_str();
   cmd.add_option("--cluster", spec.cluster, "Cluster: a preset (parasim profiles list) or a YAML file")
       ->capture_default_str();
