@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: deps build demo test bench asan-test clean
+.PHONY: deps build demo test bench asan-test tsan-test clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -28,5 +28,11 @@ asan-test: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
+# ThreadSanitizer: only the tests labelled `tsan` (concurrency and library use).
+tsan-test: deps
+	cmake --preset tsan $(CMAKE_FLAGS)
+	cmake --build build-tsan -j $(JOBS) --target tsan_tests
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L tsan -j $(JOBS)
+
 clean:
-	rm -rf build build-asan build-debug
+	rm -rf build build-asan build-tsan build-debug

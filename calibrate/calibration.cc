@@ -1,5 +1,7 @@
 #include "calibrate/calibration.h"
 
+#include "core/field_registry.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -114,45 +116,27 @@ GpuProfile ApplyCalibration(const GpuProfile& base, const CalibrationFits& fits,
   return g;
 }
 
+// Every registry field (core/field_registry.h), in its order, grouped under
+// its section; values in SI units with 17 digits, so the file reads back bit
+// for bit.
 std::string GpuProfileYaml(const GpuProfile& g) {
   std::ostringstream o;
-  auto rate = [](FlopsPerSecond r) { return Quote(Num(r.si() * 1e-12) + " TFLOP/s"); };
-  auto bw = [](BytesPerSecond b) { return Quote(Num(b.si() * 1e-9) + " GB/s"); };
   o << "# " << g.display_name << " (" << g.name << "). Written by parasim calibrate; schema: hw_profiles/SCHEMA.md.\n"
     << "schema_version: 1\n"
     << "name: " << Quote(g.name) << "\n"
     << "display_name: " << Quote(g.display_name) << "\n"
-    << "architecture: " << Quote(g.architecture) << "\n"
-    << "compute_capability: " << g.compute_capability << "\n"
-    << "sm_count: " << g.sm_count << "\n"
-    << "peak:\n"
-    << "  bf16: " << rate(g.bf16_dense) << "\n"
-    << "  fp16: " << rate(g.fp16_dense) << "\n"
-    << "  fp8: " << rate(g.fp8_dense) << "\n"
-    << "  tf32: " << rate(g.tf32_dense) << "\n"
-    << "  fp32: " << rate(g.fp32) << "\n"
-    << "memory:\n"
-    << "  capacity: " << Quote(Num(g.hbm_capacity.si()) + " B") << "\n"
-    << "  bandwidth: " << bw(g.hbm_bandwidth) << "\n"
-    << "  l2_cache: " << Quote(Num(g.l2_cache.si()) + " B") << "\n"
-    << "nvlink:\n"
-    << "  bandwidth: " << bw(g.nvlink_bandwidth) << "\n"
-    << "  links: " << g.nvlink_links << "\n"
-    << "  nvls: " << (g.nvls ? "true" : "false") << "\n"
-    << "pcie_bandwidth: " << bw(g.pcie_bandwidth) << "\n"
-    << "power:\n"
-    << "  tdp: " << Quote(Num(g.tdp.si()) + " W") << "\n"
-    << "  idle: " << Quote(Num(g.idle_power.si()) + " W") << "\n"
-    << "  matmul_fraction: " << Num(g.power_matmul_fraction) << "\n"
-    << "  memory_fraction: " << Num(g.power_memory_fraction) << "\n"
-    << "  comm_fraction: " << Num(g.power_comm_fraction) << "\n"
-    << "efficiency:\n"
-    << "  gemm_max: " << Num(g.gemm_max_efficiency) << "\n"
-    << "  sustained: " << Num(g.sustained_fraction) << "\n"
-    << (g.gemm_k0 > 0 ? "  gemm_k0: " + Num(g.gemm_k0) + "\n  gemm_half_outputs: " + Num(g.gemm_half_outputs) + "\n"
-                      : std::string())
-    << "  memory: " << Num(g.memory_efficiency) << "\n"
-    << "  nvlink: " << Num(g.nvlink_efficiency) << "\n";
+    << "architecture: " << Quote(g.architecture) << "\n";
+  std::string section;
+  for (const GpuField& f : GpuProfileFields()) {
+    const size_t dot = f.key.find('.');
+    const std::string prefix = dot == std::string::npos ? "" : f.key.substr(0, dot);
+    if (prefix != section && !prefix.empty()) o << prefix << ":\n";
+    section = prefix;
+    const std::string text = FormatFieldValue(f.unit, f.get(g));
+    const bool quoted = f.unit != FieldUnit::kCount && f.unit != FieldUnit::kRatio && f.unit != FieldUnit::kFlag;
+    o << (prefix.empty() ? "" : "  ") << (dot == std::string::npos ? f.key : f.key.substr(dot + 1)) << ": "
+      << (quoted ? Quote(text) : text) << "\n";
+  }
   if (!g.sources.empty()) {
     o << "sources:\n";
     for (const auto& [key, value] : g.sources) o << "  " << Quote(key) << ": " << Quote(value) << "\n";

@@ -32,7 +32,8 @@ namespace {
 
 using namespace parasim::calibrate;
 
-// STYLE.md §4.3: environment failures (no GPU, no CUDA build) exit with 3.
+// Environment failures (no GPU, a device error) exit with 3; a build without
+// CUDA lacks the feature, which is a usage error (2), docs/exit-codes.md.
 [[noreturn]] void EnvironmentFailure(const std::string& message) { throw EnvironmentError(message); }
 
 std::string Fixed(double v, int digits) {
@@ -47,8 +48,9 @@ void RunMicrobenchmarks(const std::string& out_dir, bool quick) {
 #ifndef PARASIM_HAVE_CUDA
   (void)out_dir;
   (void)quick;
-  EnvironmentFailure(
-      "calibrate run: built without CUDA (no CUDA toolkit and NCCL at configure time); build on a machine with "
+  throw InvalidInput(
+      "", "calibrate run",
+      "built without CUDA (no CUDA toolkit and NCCL at configure time); build on a machine with "
       "them, or run calibrate/cuda/run_all.sh DIR on a GPU machine and then `parasim calibrate fit --measurements "
       "DIR`");
 #else

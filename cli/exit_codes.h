@@ -2,6 +2,11 @@
 // command. main.cc maps the library's exception types onto it.
 #pragma once
 
+#include <exception>
+
+#include "core/check.h"
+#include "core/error.h"
+
 namespace parasim::cli {
 
 inline constexpr int kExitOk = 0;
@@ -15,5 +20,12 @@ inline constexpr int kExitFindingFailed = 4;  // validate ran and at least one f
 struct ExitWith {
   int code;
 };
+
+// The exit code of a failure, by the library's exception type.
+inline int ExitCodeOf(const std::exception& e) {
+  if (dynamic_cast<const InvalidInput*>(&e)) return kExitBadInput;
+  if (dynamic_cast<const NoAnswer*>(&e) || dynamic_cast<const EnvironmentError*>(&e)) return kExitNoAnswer;
+  return kExitInternal;
+}
 
 }  // namespace parasim::cli

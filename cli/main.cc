@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/provenance.h"
 #include "core/error.h"
 
 namespace parasim::cli {
@@ -35,7 +36,16 @@ void AddOutputOptions(CLI::App& cmd, OutputOptions& out, bool csv_allowed) {
   cmd.add_option("-o,--output", out.output_file, "Write to FILE (whole or not at all) instead of stdout");
 }
 
-void WriteOutput(const OutputOptions& out, const std::string& text) {
+namespace {
+// A JSON report (an object) begins with its provenance (cli/provenance.h).
+std::string WithProvenance(const OutputOptions& out, const std::string& text) {
+  if (out.Parsed() != Format::kJson || text.rfind("{\n", 0) != 0) return text;
+  return "{\n" + ProvenanceMembers() + ",\n" + text.substr(2);
+}
+}  // namespace
+
+void WriteOutput(const OutputOptions& out, const std::string& report) {
+  const std::string text = WithProvenance(out, report);
   if (out.output_file.empty()) {
     std::cout << text;
     std::cout.flush();
@@ -71,7 +81,7 @@ int main(int argc, char** argv) {
   using namespace parasim;
   CLI::App app{"parasim: plan and predict LLM training parallelism on GPU clusters"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "parasim 0.1.0");
+  app.set_version_flag("--version", StrCat("parasim ", ParasimVersion()));
 
   auto& registry = cli::Registry();
   std::sort(registry.begin(), registry.end(),
@@ -95,18 +105,13 @@ int main(int argc, char** argv) {
     }
   } catch (const cli::ExitWith& e) {   // a command that ran and reports through its exit code
     return e.code;
-  } catch (const InvalidInput& e) {
-    std::cerr << "parasim: error: " << e.what() << "\n";
-    return cli::kExitBadInput;
-  } catch (const NoAnswer& e) {
-    std::cerr << "parasim: no answer: " << e.what() << "\n";
-    return cli::kExitNoAnswer;
-  } catch (const EnvironmentError& e) {
-    std::cerr << "parasim: error: " << e.what() << "\n";
-    return cli::kExitNoAnswer;
-  } catch (const std::exception& e) {   // InternalError and anything unexpected: a bug
-    std::cerr << "parasim: internal error: " << e.what() << "\n";
-    return cli::kExitInternal;
+  } catch (const std::exception& e) {
+    const int code = cli::ExitCodeOf(e);
+    const char* what = code == cli::kExitInternal                ? "internal error"
+                       : dynamic_cast<const NoAnswer*>(&e) != nullptr ? "no answer"
+                                                                      : "error";
+    std::cerr << "parasim: " << what << ": " << e.what() << "\n";
+    return code;
   }
   return 0;
 }

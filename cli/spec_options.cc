@@ -1,8 +1,11 @@
 #include "cli/spec_options.h"
 
+#include "cli/provenance.h"
 #include "core/error.h"
 #include "core/loaders.h"
 #include "cost_model/software_stack.h"
+#include "cost_model/software_stack_io.h"
+#include "core/sha256.h"
 
 namespace parasim::cli {
 
@@ -21,7 +24,11 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
   cmd.add_option("--job", spec.job_file, "Job YAML (global_batch, seq_len, precision, stack); flags override it");
 }
 
-ModelSpec SpecOptions::LoadModelSpec() const { return LoadModel(model); }
+ModelSpec SpecOptions::LoadModelSpec() const {
+  ModelSpec m = LoadModel(model);
+  RecordFileOrPreset("model", model, "");
+  return m;
+}
 
 ClusterSpec SpecOptions::LoadClusterSpec() const {
   if (nodes < 0) throw InvalidInput("", "--nodes", StrCat(nodes, " is not a positive node count"));
@@ -35,6 +42,8 @@ ClusterSpec SpecOptions::LoadClusterSpec() const {
     }
     c = LoadCluster(cluster, gpus / c.gpus_per_node);
   }
+  RecordFileOrPreset("cluster", cluster, StrCat("clusters/", cluster, ".yaml"));
+  RecordFileOrPreset("gpu_profile", c.gpu.file.empty() ? c.gpu.name : c.gpu.file, StrCat("gpus/", c.gpu.name, ".yaml"));
   return c;
 }
 
@@ -48,7 +57,13 @@ JobSpec SpecOptions::LoadJobSpec() const {
     throw InvalidInput("", "--global-batch", StrCat(job.global_batch, " is not a positive number of sequences"));
   }
   if (job.seq_len <= 0) throw InvalidInput("", "--seq-len", StrCat(job.seq_len, " is not a positive number of tokens"));
-  LoadSoftwareStack(job.stack);  // a bad stack name or file stops here, before any work
+  const SoftwareStack loaded = LoadSoftwareStack(job.stack);  // a bad stack name or file stops here
+  if (IsSoftwareStackPath(job.stack)) {
+    RecordFileOrPreset("stack", job.stack, "");
+  } else {   // a preset: the hash of its complete stack file
+    RecordInput({"stack", loaded.name, Sha256Hex(SoftwareStackToYaml(loaded, {}, loaded.name))});
+  }
+  if (!job_file.empty()) RecordFileOrPreset("job", job_file, "");
   return job;
 }
 

@@ -4,6 +4,8 @@
 #include <filesystem>
 
 #include "core/embedded_files.h"
+#include "core/field_registry.h"
+#include "core/internal/field_reader.h"
 #include "core/internal/yaml_reader.h"
 #include "core/loaders.h"
 
@@ -11,6 +13,7 @@ namespace parasim {
 namespace {
 
 using internal::YamlMap;
+using internal::YamlTree;
 
 const EmbeddedFile* FindEmbedded(const std::string& relative) {
   for (const EmbeddedFile& f : EmbeddedProfileFiles()) {
@@ -54,34 +57,12 @@ YAML::Node OpenProfileYaml(const std::string& folder, const std::string& name_or
                      ") nor an existing file"));
 }
 
-// `overrides:` in a cluster file: any profile field, for what-if studies.
+// `overrides:` in a cluster file: any profile field by its flat name, for
+// what-if studies; ranges as in a profile.
 void ApplyOverrides(YamlMap& o, GpuProfile& g) {
-  auto flops = [&](const char* key, FlopsPerSecond& f) { f = o.FlopRate(key, f); };
-  flops("bf16_dense", g.bf16_dense);
-  flops("fp16_dense", g.fp16_dense);
-  flops("fp8_dense", g.fp8_dense);
-  flops("tf32_dense", g.tf32_dense);
-  flops("fp32", g.fp32);
-  g.hbm_capacity = o.BytesValue("hbm_capacity", g.hbm_capacity);
-  g.hbm_bandwidth = o.Bandwidth("hbm_bandwidth", g.hbm_bandwidth);
-  g.nvlink_bandwidth = o.Bandwidth("nvlink_bandwidth", g.nvlink_bandwidth);
-  g.nvlink_links = static_cast<int>(o.Int("nvlink_links", g.nvlink_links, 0));
-  g.pcie_bandwidth = o.Bandwidth("pcie_bandwidth", g.pcie_bandwidth);
-  g.l2_cache = o.BytesValue("l2_cache", g.l2_cache);
-  g.sm_count = static_cast<int>(o.Int("sm_count", g.sm_count, 1));
-  g.tdp = o.Power("tdp", g.tdp);
-  g.idle_power = o.Power("idle_power", g.idle_power);
-  g.nvls = o.Bool("nvls", g.nvls);
-  g.gemm_max_efficiency = o.Double("gemm_max_efficiency", g.gemm_max_efficiency, 0.01, 1.0);
-  g.sustained_fraction = o.Double("sustained_fraction", g.sustained_fraction, 0.01, 1.0);
-  g.gemm_k0 = o.Double("gemm_k0", g.gemm_k0, 0.0, 1e6);
-  g.gemm_half_outputs = o.Double("gemm_half_outputs", g.gemm_half_outputs, 0.0, 1e12);
-  g.memory_efficiency = o.Double("memory_efficiency", g.memory_efficiency, 0.01, 1.0);
-  g.nvlink_efficiency = o.Double("nvlink_efficiency", g.nvlink_efficiency, 0.01, 1.0);
-  g.power_matmul_fraction = o.Double("power_matmul_fraction", g.power_matmul_fraction, 0.0, 1.0);
-  g.power_memory_fraction = o.Double("power_memory_fraction", g.power_memory_fraction, 0.0, 1.0);
-  g.power_comm_fraction = o.Double("power_comm_fraction", g.power_comm_fraction, 0.0, 1.0);
-  if (g.idle_power > g.tdp) o.AddIssue("idle_power", "idle power exceeds tdp");
+  YamlTree tree(o);
+  internal::ReadFields(tree, GpuProfileFields(), g, /*flat=*/true);
+  tree.Finish();
   o.Finish();
 }
 
@@ -95,59 +76,46 @@ GpuProfile ParseGpuProfile(YamlMap& map) {
   g.name = map.String("name");
   g.display_name = map.String("display_name", g.name);
   g.architecture = map.String("architecture");
-  g.compute_capability = static_cast<int>(map.Int("compute_capability", std::nullopt, 10));
-  g.sm_count = static_cast<int>(map.Int("sm_count", std::nullopt, 1));
-  {
-    YamlMap peak = map.Map("peak", /*required=*/true);
-    g.bf16_dense = peak.FlopRate("bf16");
-    g.fp16_dense = peak.FlopRate("fp16", g.bf16_dense);
-    g.fp8_dense = peak.FlopRate("fp8", FlopsPerSecond(0));
-    g.tf32_dense = peak.FlopRate("tf32", FlopsPerSecond(0));
-    g.fp32 = peak.FlopRate("fp32");
-    peak.Finish();
-  }
-  {
-    YamlMap mem = map.Map("memory", true);
-    g.hbm_capacity = mem.BytesValue("capacity");
-    g.hbm_bandwidth = mem.Bandwidth("bandwidth");
-    g.l2_cache = mem.BytesValue("l2_cache", Bytes(0));
-    mem.Finish();
-  }
-  {
-    YamlMap nv = map.Map("nvlink");
-    g.nvlink_bandwidth = nv.Bandwidth("bandwidth", BytesPerSecond(0));
-    g.nvlink_links = static_cast<int>(nv.Int("links", 0, 0));
-    g.nvls = nv.Bool("nvls", false);
-    nv.Finish();
-  }
-  g.pcie_bandwidth = map.Bandwidth("pcie_bandwidth");
-  {
-    YamlMap p = map.Map("power", true);
-    g.tdp = p.Power("tdp");
-    g.idle_power = p.Power("idle");
-    g.power_matmul_fraction = p.Double("matmul_fraction", g.power_matmul_fraction, 0.0, 1.0);
-    g.power_memory_fraction = p.Double("memory_fraction", g.power_memory_fraction, 0.0, 1.0);
-    g.power_comm_fraction = p.Double("comm_fraction", g.power_comm_fraction, 0.0, 1.0);
-    if (g.idle_power > g.tdp) p.AddIssue("idle", "idle power exceeds tdp");
-    p.Finish();
-  }
-  {
-    YamlMap e = map.Map("efficiency");
-    g.gemm_max_efficiency = e.Double("gemm_max", g.gemm_max_efficiency, 0.01, 1.0);
-    g.sustained_fraction = e.Double("sustained", g.sustained_fraction, 0.01, 1.0);
-    g.gemm_k0 = e.Double("gemm_k0", g.gemm_k0, 0.0, 1e6);
-    g.gemm_half_outputs = e.Double("gemm_half_outputs", g.gemm_half_outputs, 0.0, 1e12);
-    if ((g.gemm_k0 > 0) != (g.gemm_half_outputs > 0))
-      e.AddIssue("gemm_k0", "gemm_k0 and gemm_half_outputs go together (both measured, or both absent)");
-    g.memory_efficiency = e.Double("memory", g.memory_efficiency, 0.01, 1.0);
-    g.nvlink_efficiency = e.Double("nvlink", g.nvlink_efficiency, 0.01, 1.0);
-    e.Finish();
-  }
+  YamlTree tree(map);
+  for (const char* section : {"peak", "memory", "power"}) tree.At(section);  // required sections
+  if (!map.Has("peak")) map.AddIssue("peak", "required key is missing");
+  if (!map.Has("memory")) map.AddIssue("memory", "required key is missing");
+  if (!map.Has("power")) map.AddIssue("power", "required key is missing");
+  internal::ReadFields(tree, GpuProfileFields(), g);
+  if (!tree.At("peak").Has("fp16")) g.fp16_dense = g.bf16_dense;
+  tree.Finish();
   ReadSources(map, g.sources);
-  if (g.bf16_dense <= FlopsPerSecond(0)) map.AddIssue("peak", "peak.bf16 must be positive");
-  if (g.hbm_capacity <= Bytes(0)) map.AddIssue("memory", "memory.capacity must be positive");
-  if (g.hbm_bandwidth <= BytesPerSecond(0)) map.AddIssue("memory", "memory.bandwidth must be positive");
   return g;
+}
+
+// Cross-field rules (idle <= tdp, ...) once every field has been read, at the
+// keys' positions in the file.
+void AddValidationIssues(std::vector<Issue> found, const YAML::Node& root, IssueList& issues) {
+  internal::LocateIssues(root, found);
+  for (Issue& issue : found) issues.Add(std::move(issue));
+}
+
+// The cluster's Validate() issues, at their keys in the file. The GPU's were
+// checked when its profile loaded, unless `overrides:` changed it: then they
+// name the override's key. A bad `nodes` from --nodes names the flag.
+void AddClusterIssues(std::vector<Issue> found, const YAML::Node& root, const std::string& file,
+                      bool has_overrides, bool nodes_from_flag, IssueList& issues) {
+  std::vector<Issue> kept;
+  for (Issue& issue : found) {
+    const GpuField* gpu_field = FindField(GpuProfileFields(), issue.key);
+    const bool gpu_issue = gpu_field != nullptr || issue.key == "architecture" || issue.file != file;
+    if (gpu_issue) {
+      if (!has_overrides) continue;
+      issue.file = file;
+      issue.key = gpu_field ? "overrides." + gpu_field->Name() : "overrides";
+    }
+    if (nodes_from_flag && issue.key == "nodes") {
+      issue.file = "";
+      issue.key = "--nodes";
+    }
+    kept.push_back(std::move(issue));
+  }
+  AddValidationIssues(std::move(kept), root, issues);
 }
 
 IntraNodeFabric ParseIntraFabric(YamlMap& map) {
@@ -201,6 +169,8 @@ GpuProfile LoadGpuProfile(const std::string& name_or_path) {
   GpuProfile g = ParseGpuProfile(map);
   map.Finish();
   issues.ThrowIfAny();
+  AddValidationIssues(ValidateGpuProfile(g, file), root, issues);
+  issues.ThrowIfAny();
   g.file = std::filesystem::exists(name_or_path) ? name_or_path : "";
   return g;
 }
@@ -214,44 +184,28 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
   map.Int("schema_version", std::nullopt, 1);
   c.name = map.String("name");
   const std::string gpu = map.String("gpu");
-  c.gpus_per_node = static_cast<int>(map.Int("gpus_per_node", std::nullopt, 1));
-  c.nodes = static_cast<int>(map.Int("nodes", 1, 1));
   std::string tiers_text = "auto";
+  YamlTree tree(map);
+  internal::ReadFields(tree, ClusterFields(), c, false, {"inter_node.tiers"});
+  if (!tree.At("intra_node").Has("nvlink_domain_size")) c.intra_node.nvlink_domain_size = c.gpus_per_node;
   {
-    YamlMap intra = map.Map("intra_node");
+    YamlMap& intra = tree.At("intra_node");
     c.intra_node.fabric = ParseIntraFabric(intra);
-    c.intra_node.nvlink_domain_size = static_cast<int>(intra.Int("nvlink_domain_size", c.gpus_per_node, 1));
-    c.intra_node.nvlink_latency = intra.Duration("nvlink_latency", c.intra_node.nvlink_latency);
-    intra.Finish();
   }
   {
-    YamlMap inter = map.Map("inter_node");
+    YamlMap& inter = tree.At("inter_node");
     InterNodeSpec& n = c.inter_node;
     n.fabric = ParseInterFabric(inter);
     tiers_text = inter.String("tiers", "auto");
-    n.rail_optimized = inter.Bool("rail_optimized", n.rail_optimized);
-    n.scalable_unit_nodes = static_cast<int>(inter.Int("scalable_unit_nodes", n.scalable_unit_nodes, 1));
-    n.nics_per_node = static_cast<int>(inter.Int("nics_per_node", n.nics_per_node, 1));
-    n.nic_bandwidth = inter.Bandwidth("nic_bandwidth", n.nic_bandwidth);
-    n.oversubscription = inter.Double("oversubscription", n.oversubscription, 1.0, 64.0);
-    n.switch_radix = static_cast<int>(inter.Int("switch_radix", n.switch_radix, 4));
-    n.switch_latency = inter.Duration("switch_latency", n.switch_latency);
-    n.nic_latency = inter.Duration("nic_latency", n.nic_latency);
-    n.sharp = inter.Bool("sharp", n.sharp);
     n.transport = ParseTransport(inter);
     if (n.sharp && n.transport == NetworkTransport::kAwsEfa)
       inter.AddIssue("sharp", "SHARP is an InfiniBand feature; AWS EFA has no in-network reduction");
     if (tiers_text != "auto" && tiers_text != "1" && tiers_text != "2" && tiers_text != "3") {
       inter.AddIssue("tiers", StrCat("'", tiers_text, "' is not one of: auto, 1, 2, 3"));
     }
-    inter.Finish();
   }
-  {
-    YamlMap power = map.Map("power");
-    c.node_overhead_power = power.Power("node_overhead", Watts(0));
-    c.network_power_per_switch = power.Power("per_switch", Watts(0));
-    power.Finish();
-  }
+  tree.At("power");
+  tree.Finish();
   ReadSources(map, c.sources);
   YamlMap overrides = map.Map("overrides");
   map.Finish();
@@ -281,12 +235,8 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
   issues.ThrowIfAny();
   if (map.Has("overrides")) c.sources["overrides"] = "profile fields overridden in this cluster file";
   if (nodes_override > 0) c.nodes = nodes_override;
-  if (c.gpus_per_node % c.intra_node.nvlink_domain_size != 0 &&
-      c.intra_node.nvlink_domain_size % c.gpus_per_node != 0) {
-    throw InvalidInput(file, "intra_node.nvlink_domain_size",
-                StrCat(c.intra_node.nvlink_domain_size, " and gpus_per_node ", c.gpus_per_node,
-                       " must divide one another"));
-  }
+  AddClusterIssues(ValidateCluster(c, file), root, file, map.Has("overrides"), nodes_override > 0, issues);
+  issues.ThrowIfAny();
   const int64_t endpoints = static_cast<int64_t>(c.nodes) * c.inter_node.nics_per_node;
   if (tiers_text == "auto") {
     c.inter_node.tiers = TiersFor(endpoints, c.inter_node.switch_radix);
@@ -310,8 +260,8 @@ JobSpec LoadJobYaml(const std::string& path) {
   YamlMap map(internal::ParseYamlFile(path), path, "", &issues);
   map.Int("schema_version", 1, 1);
   JobSpec job;
-  job.global_batch = map.Int("global_batch", std::nullopt, 1);
-  job.seq_len = map.Int("seq_len", std::nullopt, 1);
+  YamlTree tree(map);
+  internal::ReadFields(tree, JobFields(), job);
   const std::string precision = map.String("precision", "bf16");
   if (precision == "bf16") {
     job.precision = Precision::kBf16;

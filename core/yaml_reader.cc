@@ -180,3 +180,31 @@ void YamlMap::Finish() {
 }
 
 }  // namespace parasim::internal
+
+namespace parasim::internal {
+
+void LocateIssues(const YAML::Node& root, std::vector<Issue>& issues) {
+  for (Issue& issue : issues) {
+    if (issue.line > 0 || issue.key.empty()) continue;
+    YAML::Node node = root;
+    std::string rest = issue.key;
+    bool found = true;
+    while (found && !rest.empty()) {
+      const size_t dot = rest.find('.');
+      const std::string part = rest.substr(0, dot);
+      rest = dot == std::string::npos ? "" : rest.substr(dot + 1);
+      const YAML::Node& current = node;  // const: operator[] must not insert
+      if (!current.IsMap() || !current[part]) {
+        found = false;
+      } else {
+        node.reset(current[part]);
+      }
+    }
+    if (found && !node.Mark().is_null()) {
+      issue.line = node.Mark().line + 1;
+      issue.column = node.Mark().column + 1;
+    }
+  }
+}
+
+}  // namespace parasim::internal

@@ -12,110 +12,22 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "core/internal/field_reader.h"
 #include "core/internal/yaml_reader.h"
+#include "cost_model/stack_field_registry.h"
 
 namespace parasim {
 namespace {
 
 using internal::YamlMap;
 
-constexpr double kNoMax = 1e300;
-constexpr int kMaxCount = 1'000'000;   // keeps an int field an int
-
-// One scalar field of a struct: its key (the member's name), the member, the
-// allowed range and the comment written beside it.
+// Reads every entry of `fields` present in `map`; values outside their
+// range are issues and leave `out` as it was.
 template <class S>
-struct Field {
-  const char* key;
-  std::variant<double S::*, int S::*, bool S::*> member;
-  double min = 0;
-  double max = kNoMax;
-  const char* meaning = "";
-};
-
-// Every scalar field of SoftwareStack except name, description and
-// nccl_version (written as text); attention_by_arch is `attention`.
-using St = SoftwareStack;
-constexpr Field<St> kStackFields[] = {
-      {"param_bytes_at_rest", &St::param_bytes_at_rest, 0, kNoMax, "bytes/param: the copy the optimizer updates"},
-      {"grad_bytes", &St::grad_bytes, 0, kNoMax, "bytes/param: the gradient the optimizer reads"},
-      {"optimizer_bytes", &St::optimizer_bytes, 0, kNoMax, "bytes/param: optimizer state beside it"},
-      {"compute_param_bytes", &St::compute_param_bytes, 0, kNoMax, "bytes/param: working / gathered copy"},
-      {"comm_grad_bytes", &St::comm_grad_bytes, 0, kNoMax, "bytes per gradient element on the wire"},
-      {"comm_param_bytes", &St::comm_param_bytes, 0, kNoMax, "bytes per parameter element gathered"},
-      {"logits_bytes_per_element", &St::logits_bytes_per_element, 0, kNoMax, "kept for the loss backward"},
-      {"loss_bytes_per_element", &St::loss_bytes_per_element, 0, kNoMax, "HBM traffic of loss fwd + bwd"},
-      {"norm_bytes_per_element", &St::norm_bytes_per_element, 0, kNoMax, "HBM bytes per element, forward"},
-      {"rope_bytes_per_element", &St::rope_bytes_per_element, 0, kNoMax, "HBM bytes per element, forward"},
-      {"act_bytes_per_element", &St::act_bytes_per_element, 0, kNoMax, "HBM bytes per element, forward"},
-      {"residual_bytes_per_element", &St::residual_bytes_per_element, 0, kNoMax, "HBM bytes per element, forward"},
-      {"kernels_per_layer_forward", &St::kernels_per_layer_forward, 1, kMaxCount, "launches (backward: 2x)"},
-      {"cp_merge_bytes_fixed", &St::cp_merge_bytes_fixed, 0, kNoMax, "ring attention merge, forward"},
-      {"cp_merge_bytes_per_step", &St::cp_merge_bytes_per_step, 0, kNoMax, "per later ring step, forward"},
-      {"cp_grad_bytes_per_step", &St::cp_grad_bytes_per_step, 0, kNoMax, "per ring step, backward"},
-      {"cp_grad_bytes_fixed", &St::cp_grad_bytes_fixed, 0, kNoMax, "ring attention, backward"},
-      {"cp_kernels_per_step", &St::cp_kernels_per_step, 1, kMaxCount, "launches per ring step"},
-      {"kernel_gap_s", &St::kernel_gap_s, 0, kNoMax, "GPU idle between dependent kernels"},
-      {"host_per_kernel_s", &St::host_per_kernel_s, 0, kNoMax, "CPU dispatch per kernel"},
-      {"host_per_tp_linear_s", &St::host_per_tp_linear_s, 0, kNoMax, "CPU per tensor-parallel linear op"},
-      {"copy_passes_forward", &St::copy_passes_forward, 0, kNoMax, "framework copies over bf16 weights"},
-      {"copy_passes_backward", &St::copy_passes_backward, 0, kNoMax, "framework copies over bf16 grads"},
-      {"optimizer_bytes_per_param", &St::optimizer_bytes_per_param, 0, kNoMax, "HBM traffic of the step"},
-      {"nccl_channels", &St::nccl_channels, 1, kMaxCount, "SMs an overlapping NCCL kernel takes"},
-      {"nccl_memory_passes", &St::nccl_memory_passes, 0, kNoMax, "HBM bytes per NCCL bus byte"},
-      {"separate_compute_copy", &St::separate_compute_copy, 0, 0, "bf16 copy beside fp32 params"},
-      {"reserve_bytes", &St::reserve_bytes, 0, kNoMax, "CUDA context, NCCL buffers, workspaces"},
-      {"fragmentation", &St::fragmentation, 1, kNoMax, "allocator factor on dynamic memory (>= 1)"},
-      {"fsdp_pp_accumulate_unsharded", &St::fsdp_pp_accumulate_unsharded, 0, 0, "pp>1: gather/reduce once per step"},
-      {"overlap_param_gather", &St::overlap_param_gather, 0, 0, "zero1: gather under next forward"},
-      {"overlap_grad_reduce", &St::overlap_grad_reduce, 0, 0, "ddp/zero1: reduce under backward"},
-      {"dropout", &St::dropout, 0, 0, "dropout masks kept, extra traffic"},
-};
-
-using Ak = AttentionKernel;
-constexpr Field<Ak> kAttentionFields[] = {
-      {"forward_efficiency", &Ak::forward_efficiency, 0, 1, "fraction of dense peak (fused kernels)"},
-      {"backward_ratio", &Ak::backward_ratio, 0, kNoMax, "backward / forward efficiency"},
-      {"fused", &Ak::fused, 0, 0, "false: scores through HBM"},
-      {"score_bytes_forward", &Ak::score_bytes_forward, 0, kNoMax, "unfused: per score element"},
-      {"score_bytes_backward", &Ak::score_bytes_backward, 0, kNoMax, "unfused: per score element"},
-      {"score_bytes_saved", &Ak::score_bytes_saved, 0, kNoMax, "unfused: kept for backward"},
-};
-
-// A new member must get a row in the tables above (or a line of its own in
-// the reader and the writer): this stops compiling when the count changes.
-[[maybe_unused]] void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18,
-                                s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35,
-                                s36, s37] = s;
-  static_assert(std::size(kStackFields) == 37 - 4, "all but name, description, nccl_version, attention_by_arch");
-  [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
-  static_assert(std::size(kAttentionFields) == 7 - 1, "all but name");
-}
-
-// Reads any finite number, then checks the field's range itself: "must be
-// >= 0, got -2e-06" says more than the reader's generic interval.
-template <class S, size_t N>
-void ReadFields(YamlMap& map, const Field<S> (&fields)[N], S& out) {
-  auto in_range = [&](const Field<S>& f, double v) {
-    if (v >= f.min && v <= f.max) return true;
-    if (f.max < kMaxCount) {
-      map.AddIssue(f.key, StrCat("must be in [", f.min, ", ", f.max, "], got ", v));
-    } else {
-      map.AddIssue(f.key, StrCat("must be ", v < f.min ? ">= " : "<= ", v < f.min ? f.min : f.max, ", got ", v));
-    }
-    return false;
-  };
-  for (const Field<S>& f : fields) {
-    if (auto* d = std::get_if<double S::*>(&f.member)) {
-      const double v = map.Double(f.key, out.*(*d), -kNoMax, kNoMax);
-      if (in_range(f, v)) out.*(*d) = v;
-    } else if (auto* i = std::get_if<int S::*>(&f.member)) {
-      const int64_t v = map.Int(f.key, out.*(*i), std::numeric_limits<int64_t>::min());
-      if (in_range(f, static_cast<double>(v))) out.*(*i) = static_cast<int>(v);
-    } else {
-      out.*std::get<bool S::*>(f.member) = map.Bool(f.key, out.*std::get<bool S::*>(f.member));
-    }
+void ReadFields(YamlMap& map, const std::vector<FieldEntry<S>>& fields, S& out) {
+  for (const FieldEntry<S>& f : fields) {
+    double v = 0;
+    if (internal::ReadFieldValue(map, f.key, f.unit, f.range, false, v)) f.set(out, v);
   }
 }
 
@@ -161,14 +73,7 @@ void ReadAttention(YamlMap& root, const YAML::Node& node, SoftwareStack& s, Issu
     }
     AttentionKernel& a = it->second;
     a.name = k.String("name", a.name);
-    ReadFields(k, kAttentionFields, a);
-    // A fused kernel's time divides by these efficiencies.
-    if (a.fused && a.forward_efficiency <= 0) k.AddIssue("forward_efficiency", "must be > 0 for a fused kernel");
-    if (a.fused && !(a.backward_ratio > 0 && a.forward_efficiency * a.backward_ratio <= 1)) {
-      k.AddIssue("backward_ratio",
-                 StrCat(a.backward_ratio, " must be > 0 with forward_efficiency x backward_ratio <= 1 (got ",
-                        a.forward_efficiency * a.backward_ratio, ")"));
-    }
+    ReadFields(k, AttentionFields(), a);
     k.Finish();
   }
 }
@@ -176,13 +81,13 @@ void ReadAttention(YamlMap& root, const YAML::Node& node, SoftwareStack& s, Issu
 // The keys `sources` may name: every field, dotted as in the file.
 bool IsFieldPath(const std::string& key, const SoftwareStack& s) {
   if (key == "name" || key == "description" || key == "nccl_version" || key == "attention") return true;
-  for (const auto& f : kStackFields) {
+  for (const auto& f : StackFields()) {
     if (key == f.key) return true;
   }
   for (const auto& [arch, kernel] : s.attention_by_arch) {
     const std::string prefix = "attention." + arch;
     if (key == prefix || key == prefix + ".name") return true;
-    for (const auto& f : kAttentionFields) {
+    for (const auto& f : AttentionFields()) {
       if (key == prefix + "." + f.key) return true;
     }
   }
@@ -216,16 +121,18 @@ std::string Number(double v) {
 
 std::string NcclVersionText(int v) { return StrCat(v / 10000, ".", v / 100 % 100, ".", v % 100); }
 
-template <class S, size_t N>
-void WriteFields(std::ostringstream& o, const std::string& indent, const Field<S> (&fields)[N], const S& s) {
-  for (const Field<S>& f : fields) {
+template <class S>
+void WriteFields(std::ostringstream& o, const std::string& indent, const std::vector<FieldEntry<S>>& fields,
+                 const S& s) {
+  for (const FieldEntry<S>& f : fields) {
     std::string line = indent + f.key + ": ";
-    if (auto* d = std::get_if<double S::*>(&f.member)) {
-      line += Number(s.*(*d));
-    } else if (auto* i = std::get_if<int S::*>(&f.member)) {
-      line += std::to_string(s.*(*i));
+    const double v = f.get(s);
+    if (f.unit == FieldUnit::kFlag) {
+      line += v != 0 ? "true" : "false";
+    } else if (f.unit == FieldUnit::kCount) {
+      line += std::to_string(static_cast<int64_t>(v));
     } else {
-      line += s.*std::get<bool S::*>(f.member) ? "true" : "false";
+      line += Number(v);
     }
     line.resize(std::max<size_t>(line.size() + 1, 40), ' ');
     o << line << "# " << f.meaning << "\n";
@@ -255,7 +162,7 @@ SoftwareStackFile FromYaml(const YAML::Node& root, const std::string& file) {
   s = base ? *base : *FindSoftwareStackPreset("");
   s.name = map.String("name", std::filesystem::path(file).stem().string());
   s.description = map.String("description", s.description);
-  ReadFields(map, kStackFields, s);
+  ReadFields(map, StackFields(), s);
   s.nccl_version = ReadNcclVersion(map, s.nccl_version);
   ReadAttention(map, root.IsMap() ? root["attention"] : YAML::Node(), s, issues);
   const std::vector<std::pair<std::string, std::string>> sources = map.StringMap("sources");
@@ -268,6 +175,12 @@ SoftwareStackFile FromYaml(const YAML::Node& root, const std::string& file) {
     out.sources[key] = where;
   }
   map.Finish();
+  {
+    // Cross-field rules; out-of-range values were never set, so nothing repeats.
+    std::vector<Issue> found = ValidateSoftwareStack(s, file);
+    internal::LocateIssues(root, found);
+    for (Issue& issue : found) issues.Add(std::move(issue));
+  }
   if (!issues.empty()) {
     // In file order: the fields are read in table order, not the file's.
     std::vector<Issue> sorted = issues.issues();
@@ -308,13 +221,13 @@ std::string SoftwareStackToYaml(const SoftwareStack& stack, const std::map<std::
     << "name: " << Quote(stack.name) << "\n"
     << "description: " << Quote(stack.description) << "\n"
     << "base: " << Quote(base_name) << "\n";
-  WriteFields(o, "", kStackFields, stack);
+  WriteFields(o, "", StackFields(), stack);
   o << "nccl_version: " << Quote(NcclVersionText(stack.nccl_version)) << "\n";
   o << "attention:                              # per GPU architecture (gpu profile `architecture`)\n";
   for (const auto& [arch, kernel] : stack.attention_by_arch) {
     o << "  " << arch << ":\n"
       << "    name: " << Quote(kernel.name) << "\n";
-    WriteFields(o, "    ", kAttentionFields, kernel);
+    WriteFields(o, "    ", AttentionFields(), kernel);
   }
   if (!sources.empty()) {
     o << "sources:\n";

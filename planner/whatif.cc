@@ -2,99 +2,63 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "core/error.h"
+#include "core/field_registry.h"
 #include "core/loaders.h"
 #include "core/unit_parse.h"
 #include "cost_model/evaluator.h"
+#include "cost_model/software_stack.h"
+#include "cost_model/stack_field_registry.h"
 
 namespace parasim::planner {
 namespace {
 
-using Setter = std::function<void(ClusterSpec&, JobSpec&, const std::string&, const std::string&)>;
+// The specs one grid point changes; `stack` is loaded only when a stack
+// field varies.
+struct WhatifSpecs {
+  ClusterSpec& cluster;
+  JobSpec& job;
+  std::optional<SoftwareStack>* stack;
+};
 
-int ParseCount(const std::string& v, const std::string& where) {
-  try {
-    size_t used = 0;
-    const long n = std::stol(v, &used);
-    if (used == v.size() && n >= 1 && n <= (1L << 24)) return static_cast<int>(n);
-  } catch (const std::exception&) {
+// A varied key: a registry field of the cluster, its GPU ("gpu." + key path
+// or flat name), the job, or the stack ("stack." + key); or a name ("gpu",
+// "stack") that loads a whole profile.
+struct WhatifKey {
+  const ClusterField* cluster = nullptr;
+  const GpuField* gpu = nullptr;
+  const JobField* job = nullptr;
+  const StackField* stack = nullptr;
+  bool gpu_profile = false;
+  bool stack_name = false;
+
+  FieldUnit unit() const {
+    return cluster ? cluster->unit : gpu ? gpu->unit : job ? job->unit : stack->unit;
   }
-  throw InvalidInput("", where, StrCat("'", v, "' is not a positive count"));
-}
-
-double ParseRatio(const std::string& v, const std::string& where) {
-  try {
-    size_t used = 0;
-    const double x = std::stod(v, &used);
-    if (used == v.size() && x > 0) return x;
-  } catch (const std::exception&) {
+  const FieldRange& range() const {
+    return cluster ? cluster->range : gpu ? gpu->range : job ? job->range : stack->range;
   }
-  throw InvalidInput("", where, StrCat("'", v, "' is not a positive number"));
-}
+  bool IsField() const { return cluster || gpu || job || stack; }
+};
 
-bool ParseSwitch(const std::string& v, const std::string& where) {
-  if (v == "on" || v == "true") return true;
-  if (v == "off" || v == "false") return false;
-  throw InvalidInput("", where, StrCat("'", v, "' is not on/off"));
-}
-
-const std::vector<std::pair<std::string, Setter>>& Setters() {
-  static const std::vector<std::pair<std::string, Setter>> setters = {
-      {"nodes", [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) { c.nodes = ParseCount(v, w); }},
-      {"gpu", [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string&) { c.gpu = LoadGpuProfile(v); }},
-      {"gpu.bf16_dense",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) { c.gpu.bf16_dense = ParseFlopRate(v, w); }},
-      {"gpu.hbm_bandwidth",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) { c.gpu.hbm_bandwidth = ParseBandwidth(v, w); }},
-      {"gpu.hbm_capacity",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) { c.gpu.hbm_capacity = ParseBytes(v, w); }},
-      {"gpu.nvlink_bandwidth",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) {
-         c.gpu.nvlink_bandwidth = ParseBandwidth(v, w);
-       }},
-      {"gpu.tdp", [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) { c.gpu.tdp = ParsePower(v, w); }},
-      {"intra_node.nvlink_latency",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) {
-         c.intra_node.nvlink_latency = ParseDuration(v, w);
-       }},
-      {"inter_node.nic_bandwidth",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) {
-         c.inter_node.nic_bandwidth = ParseBandwidth(v, w);
-       }},
-      {"inter_node.nics_per_node",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) {
-         c.inter_node.nics_per_node = ParseCount(v, w);
-       }},
-      {"inter_node.oversubscription",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) {
-         const double x = ParseRatio(v, w);
-         if (x < 1) throw InvalidInput("", w, "oversubscription is a down:up ratio >= 1");
-         c.inter_node.oversubscription = x;
-       }},
-      {"inter_node.nic_latency",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) {
-         c.inter_node.nic_latency = ParseDuration(v, w);
-       }},
-      {"inter_node.switch_latency",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) {
-         c.inter_node.switch_latency = ParseDuration(v, w);
-       }},
-      {"inter_node.sharp",
-       [](ClusterSpec& c, JobSpec&, const std::string& v, const std::string& w) { c.inter_node.sharp = ParseSwitch(v, w); }},
-      {"seq_len", [](ClusterSpec&, JobSpec& j, const std::string& v, const std::string& w) { j.seq_len = ParseCount(v, w); }},
-      {"global_batch",
-       [](ClusterSpec&, JobSpec& j, const std::string& v, const std::string& w) { j.global_batch = ParseCount(v, w); }},
-      {"stack", [](ClusterSpec&, JobSpec& j, const std::string& v, const std::string&) { j.stack = v; }},
-  };
-  return setters;
-}
-
-const Setter* FindSetter(const std::string& key) {
-  for (const auto& [name, setter] : Setters()) {
-    if (name == key) return &setter;
+std::optional<WhatifKey> FindKey(const std::string& key) {
+  WhatifKey k;
+  if (key == "gpu") {
+    k.gpu_profile = true;
+  } else if (key == "stack") {
+    k.stack_name = true;
+  } else if (key.rfind("gpu.", 0) == 0) {
+    k.gpu = FindField(GpuProfileFields(), key.substr(4));
+  } else if (key.rfind("stack.", 0) == 0) {
+    k.stack = FindField(StackFields(), key.substr(6));
+  } else {
+    k.cluster = FindField(ClusterFields(), key);
+    k.job = FindField(JobFields(), key);
   }
-  return nullptr;
+  if (!k.IsField() && !k.gpu_profile && !k.stack_name) return std::nullopt;
+  return k;
 }
 
 std::string KeyList() {
@@ -103,22 +67,95 @@ std::string KeyList() {
   return out;
 }
 
+// Edit distance, for "did you mean".
+size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string UnknownKeyMessage(const std::string& key) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(3, key.size() / 3) + 1;
+  for (const std::string& k : WhatifKeys()) {
+    const size_t d = Distance(key, k);
+    if (d < best_distance) {
+      best_distance = d;
+      best = k;
+    }
+  }
+  const std::string hint = best.empty() ? "" : StrCat("did you mean '", best, "'? ");
+  return StrCat("unknown key '", key, "'; ", hint, "valid: ", KeyList());
+}
+
+// The value of a registry field, parsed in its unit and range-checked.
+double FieldValue(const WhatifKey& k, const std::string& value, const std::string& where) {
+  const double v = ParseFieldValue(k.unit(), value, where);
+  if (auto problem = RangeProblem(k.range(), k.unit(), v)) throw InvalidInput("", where, *problem);
+  return v;
+}
+
+void Apply(WhatifSpecs specs, const WhatifKey& k, const std::string& value, const std::string& where) {
+  if (k.gpu_profile) {
+    specs.cluster.gpu = LoadGpuProfile(value);
+  } else if (k.stack_name) {
+    specs.job.stack = value;
+    if (specs.stack && specs.stack->has_value()) *specs.stack = LoadSoftwareStack(value);
+  } else if (k.cluster) {
+    k.cluster->set(specs.cluster, FieldValue(k, value, where));
+  } else if (k.gpu) {
+    k.gpu->set(specs.cluster.gpu, FieldValue(k, value, where));
+  } else if (k.job) {
+    k.job->set(specs.job, FieldValue(k, value, where));
+  } else if (k.stack) {
+    if (!specs.stack) return;  // checked for its range only
+    if (!specs.stack->has_value()) *specs.stack = LoadSoftwareStack(specs.job.stack);
+    k.stack->set(**specs.stack, FieldValue(k, value, where));
+  }
+}
+
+// The cluster and job after a change, checked as a loader checks them (a
+// node count past the GPU limit, a domain that no longer divides the node).
+void ValidateChanged(const ClusterSpec& cluster, const JobSpec& job, const std::string& where) {
+  std::vector<Issue> issues = ValidateCluster(cluster, "");
+  for (Issue& i : ValidateJob(job, "")) issues.push_back(std::move(i));
+  for (Issue& i : issues) {
+    i.file = "";
+    i.key = StrCat(where, ": ", i.key);
+  }
+  if (!issues.empty()) throw InvalidInput(std::move(issues));
+}
+
 }  // namespace
 
 std::vector<std::string> WhatifKeys() {
-  std::vector<std::string> keys;
-  for (const auto& s : Setters()) keys.push_back(s.first);
+  std::vector<std::string> keys = {"gpu"};
+  for (const GpuField& f : GpuProfileFields()) keys.push_back("gpu." + f.Name());
+  for (const ClusterField& f : ClusterFields()) keys.push_back(f.key);
+  for (const JobField& f : JobFields()) keys.push_back(f.key);
+  keys.push_back("stack");
+  for (const StackField& f : StackFields()) keys.push_back("stack." + f.key);
   return keys;
 }
 
 Variation ParseVariation(const std::string& text, const std::string& where) {
   const size_t eq = text.find('=');
-  if (eq == std::string::npos) throw InvalidInput("", where, StrCat("'", text, "' is not key=v1,v2,... (keys: ", KeyList(), ")"));
+  if (eq == std::string::npos) {
+    throw InvalidInput("", where, StrCat("'", text, "' is not key=v1,v2,... (keys: ", KeyList(), ")"));
+  }
   Variation v;
   v.key = text.substr(0, eq);
-  if (FindSetter(v.key) == nullptr) {
-    throw InvalidInput("", StrCat(where, ": ", v.key), StrCat("unknown key '", v.key, "' (valid: ", KeyList(), ")"));
-  }
+  const std::optional<WhatifKey> key = FindKey(v.key);
+  if (!key) throw InvalidInput("", StrCat(where, ": ", v.key), UnknownKeyMessage(v.key));
   std::string rest = text.substr(eq + 1), cur;
   for (char ch : rest + ",") {
     if (ch == ',') {
@@ -129,13 +166,26 @@ Variation ParseVariation(const std::string& text, const std::string& where) {
     }
   }
   if (v.values.empty()) throw InvalidInput("", StrCat(where, ": ", v.key), "no values given");
+  // Every value's unit and range now, all problems at once.
+  if (key->IsField()) {
+    IssueList issues;
+    for (const std::string& value : v.values) {
+      try {
+        FieldValue(*key, value, StrCat(where, " ", v.key));
+      } catch (const InvalidInput& e) {
+        for (const Issue& issue : e.issues()) issues.Add(issue);
+      }
+    }
+    issues.ThrowIfAny();
+  }
   return v;
 }
 
 void ApplyVariation(ClusterSpec& cluster, JobSpec& job, const std::string& key, const std::string& value) {
-  const Setter* setter = FindSetter(key);
-  if (setter == nullptr) throw InvalidInput("", StrCat("--vary: ", key), StrCat("unknown key (valid: ", KeyList(), ")"));
-  (*setter)(cluster, job, value, StrCat("--vary ", key));
+  const std::optional<WhatifKey> k = FindKey(key);
+  if (!k) throw InvalidInput("", StrCat("--vary: ", key), UnknownKeyMessage(key));
+  Apply(WhatifSpecs{cluster, job, nullptr}, *k, value, StrCat("--vary ", key));
+  ValidateChanged(cluster, job, StrCat("--vary ", key, "=", value));
 }
 
 std::vector<WhatifPoint> RunWhatif(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
@@ -157,13 +207,16 @@ std::vector<WhatifPoint> RunWhatif(const ModelSpec& model, const ClusterSpec& cl
     WhatifPoint p;
     ClusterSpec c = cluster;
     JobSpec j = job;
+    std::optional<SoftwareStack> stack;
     for (size_t k = 0; k < variations.size(); ++k) {
       const std::string& value = variations[k].values[index[k]];
-      ApplyVariation(c, j, variations[k].key, value);
+      Apply(WhatifSpecs{c, j, &stack}, *FindKey(variations[k].key), value, StrCat("--vary ", variations[k].key));
       p.setting.emplace_back(variations[k].key, value);
     }
+    ValidateChanged(c, j, "--vary");
     p.gpus = c.TotalGpus();
-    const AnalyticalEvaluator evaluator(model, c, j);
+    const AnalyticalEvaluator evaluator =
+        stack ? AnalyticalEvaluator(model, c, j, *stack) : AnalyticalEvaluator(model, c, j);
     const PlanResult r = RunPlan(evaluator, o);
     p.searched = r.searched;
     p.feasible_configs = r.feasible;

@@ -21,6 +21,10 @@ namespace parasim::internal {
 YAML::Node ParseYamlText(const std::string& text, const std::string& file);
 YAML::Node ParseYamlFile(const std::string& path);
 
+// Resolves each issue's dotted key path under `root` to the YAML mark of
+// that key (issues that already carry a line are left alone).
+void LocateIssues(const YAML::Node& root, std::vector<Issue>& issues);
+
 // One mapping. Reads record the key as consumed; Finish() reports the rest.
 class YamlMap {
  public:
@@ -41,6 +45,8 @@ class YamlMap {
   FlopsPerSecond FlopRate(const std::string& key, std::optional<FlopsPerSecond> fallback = std::nullopt);
   Seconds Duration(const std::string& key, std::optional<Seconds> fallback = std::nullopt);
   Watts Power(const std::string& key, std::optional<Watts> fallback = std::nullopt);
+  // The scalar text of a key; nullopt when absent or null (an issue when required).
+  std::optional<std::string> Text(const std::string& key, bool required) { return Scalar(key, required); }
   // A child mapping; a missing optional one reads as empty (all fallbacks apply).
   YamlMap Map(const std::string& key, bool required = false);
   // A mapping of string to string (e.g. `sources`), in key order.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 namespace parasim_test {
 
@@ -41,6 +42,15 @@ inline Run Parasim(const std::string& args) {
   r.err = ss.str();
   std::filesystem::remove(err_file);
   return r;
+}
+
+// A JSON report without its `inputs` (file names and hashes): for comparing
+// the results of runs that read the same numbers from different files.
+inline std::string WithoutInputs(const std::string& json_text) {
+  if (json_text.rfind("{", 0) != 0) return json_text;
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(json_text);
+  j.erase("inputs");
+  return j.dump(2);
 }
 
 }  // namespace parasim_test

@@ -148,7 +148,7 @@ TEST_CASE("core: every kind of bad input names the file and the key", "[core]") 
   } catch (const InvalidInput& e) {
     const std::string what = e.what();
     CHECK_THAT(what, Contains("peak.bf16: 'nan TFLOP/s' is not a FLOP rate"));
-    CHECK_THAT(what, Contains("efficiency.gemm_max: 1.7 is outside [0.01, 1]"));
-    CHECK_THAT(what, Contains("memory.capacity must be positive"));
+    CHECK_THAT(what, Contains("efficiency.gemm_max: must be in [0.01, 1], got 1.7"));
+    CHECK_THAT(what, Contains("memory.capacity: must be in (0, 1e+15] B, got 0 B"));
   }
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "core/error.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/software_stack_io.h"
+#include "cost_model/stack_field_registry.h"
 #include "test_specs.h"
 
 using namespace parasim;
@@ -151,8 +153,8 @@ TEST_CASE("cost_model: a bad stack file names the file, the key and the problem"
         "11:15: sources.kernel_gap: names no field of the stack"}},
       {"stack_negative.yaml",
        {"4:15: kernel_gap_s: must be >= 0, got -2e-06", "5:16: reserve_bytes: '.nan' is not a number",
-        "6:20: host_per_kernel_s: '.inf' is not a number", "7:28: kernels_per_layer_forward: must be >= 1, got 0",
-        "8:22: cp_kernels_per_step: must be >= 1, got -3", "9:16: fragmentation: must be >= 1, got 0.9",
+        "6:20: host_per_kernel_s: '.inf' is not a number", "7:28: kernels_per_layer_forward: must be in [1, 1e+06], got 0",
+        "8:22: cp_kernels_per_step: must be in [1, 1e+06], got -3", "9:16: fragmentation: must be >= 1, got 0.9",
         "12:25: attention.ampere.forward_efficiency: must be in [0, 1], got 1.5",
         "14:25: attention.hopper.forward_efficiency: must be > 0 for a fused kernel"}},
       {"stack_wrong_types.yaml",
@@ -195,4 +197,26 @@ TEST_CASE("cost_model: a stack with a name of its own is written over the defaul
   const SoftwareStackFile f = ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}), "fitted.yaml");
   CHECK(f.base == "pytorch-fsdp");
   CHECK(f.stack == s);
+}
+
+TEST_CASE("cost_model: the stack's registry round-trips every field and fires outside every range",
+          "[cost_model][registry]") {
+  SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
+  REQUIRE(StackFields().size() == 33);
+  REQUIRE(AttentionFields().size() == 6);
+  for (const StackField& f : StackFields()) {
+    INFO(f.key);
+    const double in = f.unit == FieldUnit::kFlag ? 1.0 : f.range.min + 1;
+    f.set(s, in);
+    CHECK(f.get(s) == in);
+    CHECK_FALSE(RangeProblem(f.range, f.unit, f.range.min).has_value());
+    CHECK(RangeProblem(f.range, f.unit, f.unit == FieldUnit::kFlag ? 2.0 : f.range.min - (f.range.integer ? 1 : 1e-9))
+              .has_value());
+    CHECK(RangeProblem(f.range, f.unit, std::nan("")).has_value());
+  }
+  CHECK(ValidateSoftwareStack(LoadSoftwareStack("megatron-core"), "").empty());
+  s.attention_by_arch.front().second.forward_efficiency = 1.5;
+  const auto issues = ValidateSoftwareStack(s, "s.yaml");
+  REQUIRE(!issues.empty());
+  CHECK(issues.front().key == "attention." + s.attention_by_arch.front().first + ".forward_efficiency");
 }

@@ -7,7 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/field_registry.h"
 #include "core/loaders.h"
+#include "cost_model/stack_field_registry.h"
 #include "cost_model/evaluator.h"
 #include "planner/explain.h"
 #include "planner/plan_format.h"
@@ -181,4 +183,32 @@ TEST_CASE("planner: what-if grids re-plan at every point", "[planner]") {
   CHECK_THROWS_WITH(ParseVariation("inter_node.nic_speed=1"), Catch::Contains("nic_speed"));
   CHECK_THROWS_WITH(RunWhatif(model, cluster, job, {ParseVariation("inter_node.nic_bandwidth=400")}, o),
                     Catch::Contains("nic_bandwidth"));
+}
+
+TEST_CASE("planner: --vary accepts every registry key and range-checks its values", "[planner][registry]") {
+  std::vector<std::string> keys;
+  for (const GpuField& f : GpuProfileFields()) {
+    keys.push_back("gpu." + f.key);
+    if (!f.alias.empty()) keys.push_back("gpu." + f.alias);
+  }
+  for (const ClusterField& f : ClusterFields()) keys.push_back(f.key);
+  for (const JobField& f : JobFields()) keys.push_back(f.key);
+  for (const StackField& f : StackFields()) keys.push_back("stack." + f.key);
+  for (const std::string& key : keys) {
+    INFO(key);
+    // A value the registry accepts parses; a NaN does not.
+    const GpuField* g = key.rfind("gpu.", 0) == 0 ? FindField(GpuProfileFields(), key.substr(4)) : nullptr;
+    const ClusterField* c = FindField(ClusterFields(), key);
+    const JobField* j = FindField(JobFields(), key);
+    const StackField* s = key.rfind("stack.", 0) == 0 ? FindField(StackFields(), key.substr(6)) : nullptr;
+    const FieldUnit unit = g ? g->unit : c ? c->unit : j ? j->unit : s->unit;
+    const FieldRange range = g ? g->range : c ? c->range : j ? j->range : s->range;
+    const double v = unit == FieldUnit::kFlag ? 1 : range.min_open ? range.min + 1 : range.min;
+    CHECK_NOTHROW(ParseVariation(key + "=" + FormatFieldValue(unit, v)));
+    if (unit != FieldUnit::kFlag) CHECK_THROWS_AS(ParseVariation(key + "=nan"), InvalidInput);
+  }
+  CHECK_THROWS_WITH(ParseVariation("gpu.tdp=0W"), Catch::Contains("must be in (0, 100000] W, got 0 W"));
+  CHECK_THROWS_WITH(ParseVariation("global_batch=1e10"), Catch::Contains("got 1e+10"));
+  CHECK_THROWS_WITH(ParseVariation("inter_node.nic_bandwith=1Gb/s"),
+                    Catch::Contains("did you mean 'inter_node.nic_bandwidth'"));
 }

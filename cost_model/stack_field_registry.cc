@@ -1,0 +1,118 @@
+#include "cost_model/stack_field_registry.h"
+
+#include <cmath>
+#include <iterator>
+
+namespace parasim {
+namespace {
+
+template <class S>
+FieldEntry<S> Real(const char* key, double S::*m, double min, const char* meaning, double max = kNoMax) {
+  return FieldEntry<S>{key, "", FieldUnit::kRatio, FieldRange{min, max, false, false, false}, false, meaning,
+                       std::nullopt, [m](const S& s) { return s.*m; }, [m](S& s, double v) { s.*m = v; }};
+}
+
+constexpr double kMaxCount = 1'000'000;  // keeps an int field an int
+
+template <class S>
+FieldEntry<S> Count(const char* key, int S::*m, const char* meaning) {
+  return FieldEntry<S>{key, "", FieldUnit::kCount, FieldRange{1, kMaxCount, false, false, true}, false, meaning,
+                       std::nullopt, [m](const S& s) { return double(s.*m); },
+                       [m](S& s, double v) { s.*m = static_cast<int>(std::llround(v)); }};
+}
+
+template <class S>
+FieldEntry<S> Flag(const char* key, bool S::*m, const char* meaning) {
+  return FieldEntry<S>{key, "", FieldUnit::kFlag, FieldRange{0, 1, false, false, true}, false, meaning,
+                       std::nullopt, [m](const S& s) { return s.*m ? 1.0 : 0.0; },
+                       [m](S& s, double v) { s.*m = v != 0; }};
+}
+
+}  // namespace
+
+const std::vector<StackField>& StackFields() {
+  using St = SoftwareStack;
+  static const std::vector<StackField> fields = {
+      Real("param_bytes_at_rest", &St::param_bytes_at_rest, 0, "bytes/param: the copy the optimizer updates"),
+      Real("grad_bytes", &St::grad_bytes, 0, "bytes/param: the gradient the optimizer reads"),
+      Real("optimizer_bytes", &St::optimizer_bytes, 0, "bytes/param: optimizer state beside it"),
+      Real("compute_param_bytes", &St::compute_param_bytes, 0, "bytes/param: working / gathered copy"),
+      Real("comm_grad_bytes", &St::comm_grad_bytes, 0, "bytes per gradient element on the wire"),
+      Real("comm_param_bytes", &St::comm_param_bytes, 0, "bytes per parameter element gathered"),
+      Real("logits_bytes_per_element", &St::logits_bytes_per_element, 0, "kept for the loss backward"),
+      Real("loss_bytes_per_element", &St::loss_bytes_per_element, 0, "HBM traffic of loss fwd + bwd"),
+      Real("norm_bytes_per_element", &St::norm_bytes_per_element, 0, "HBM bytes per element, forward"),
+      Real("rope_bytes_per_element", &St::rope_bytes_per_element, 0, "HBM bytes per element, forward"),
+      Real("act_bytes_per_element", &St::act_bytes_per_element, 0, "HBM bytes per element, forward"),
+      Real("residual_bytes_per_element", &St::residual_bytes_per_element, 0, "HBM bytes per element, forward"),
+      Count("kernels_per_layer_forward", &St::kernels_per_layer_forward, "launches (backward: 2x)"),
+      Real("cp_merge_bytes_fixed", &St::cp_merge_bytes_fixed, 0, "ring attention merge, forward"),
+      Real("cp_merge_bytes_per_step", &St::cp_merge_bytes_per_step, 0, "per later ring step, forward"),
+      Real("cp_grad_bytes_per_step", &St::cp_grad_bytes_per_step, 0, "per ring step, backward"),
+      Real("cp_grad_bytes_fixed", &St::cp_grad_bytes_fixed, 0, "ring attention, backward"),
+      Count("cp_kernels_per_step", &St::cp_kernels_per_step, "launches per ring step"),
+      Real("kernel_gap_s", &St::kernel_gap_s, 0, "GPU idle between dependent kernels"),
+      Real("host_per_kernel_s", &St::host_per_kernel_s, 0, "CPU dispatch per kernel"),
+      Real("host_per_tp_linear_s", &St::host_per_tp_linear_s, 0, "CPU per tensor-parallel linear op"),
+      Real("copy_passes_forward", &St::copy_passes_forward, 0, "framework copies over bf16 weights"),
+      Real("copy_passes_backward", &St::copy_passes_backward, 0, "framework copies over bf16 grads"),
+      Real("optimizer_bytes_per_param", &St::optimizer_bytes_per_param, 0, "HBM traffic of the step"),
+      Count("nccl_channels", &St::nccl_channels, "SMs an overlapping NCCL kernel takes"),
+      Real("nccl_memory_passes", &St::nccl_memory_passes, 0, "HBM bytes per NCCL bus byte"),
+      Flag("separate_compute_copy", &St::separate_compute_copy, "bf16 copy beside fp32 params"),
+      Real("reserve_bytes", &St::reserve_bytes, 0, "CUDA context, NCCL buffers, workspaces"),
+      Real("fragmentation", &St::fragmentation, 1, "allocator factor on dynamic memory (>= 1)"),
+      Flag("fsdp_pp_accumulate_unsharded", &St::fsdp_pp_accumulate_unsharded, "pp>1: gather/reduce once per step"),
+      Flag("overlap_param_gather", &St::overlap_param_gather, "zero1: gather under next forward"),
+      Flag("overlap_grad_reduce", &St::overlap_grad_reduce, "ddp/zero1: reduce under backward"),
+      Flag("dropout", &St::dropout, "dropout masks kept, extra traffic"),
+  };
+  return fields;
+}
+
+const std::vector<AttentionField>& AttentionFields() {
+  using Ak = AttentionKernel;
+  static const std::vector<AttentionField> fields = {
+      Real("forward_efficiency", &Ak::forward_efficiency, 0, "fraction of dense peak (fused kernels)", 1.0),
+      Real("backward_ratio", &Ak::backward_ratio, 0, "backward / forward efficiency"),
+      Flag("fused", &Ak::fused, "false: scores through HBM"),
+      Real("score_bytes_forward", &Ak::score_bytes_forward, 0, "unfused: per score element"),
+      Real("score_bytes_backward", &Ak::score_bytes_backward, 0, "unfused: per score element"),
+      Real("score_bytes_saved", &Ak::score_bytes_saved, 0, "unfused: kept for backward"),
+  };
+  return fields;
+}
+
+// A new member must get a row in the tables above (or a line of its own in
+// the reader and the writer): this stops compiling when the count changes.
+[[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18,
+                                s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35,
+                                s36, s37] = s;
+  [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
+}
+
+std::vector<Issue> ValidateSoftwareStack(const SoftwareStack& stack, const std::string& file) {
+  std::vector<Issue> out;
+  for (const StackField& f : StackFields()) {
+    if (auto p = RangeProblem(f.range, f.unit, f.get(stack))) out.push_back(Issue{file, f.key, 0, 0, *p});
+  }
+  for (const auto& [arch, a] : stack.attention_by_arch) {
+    const std::string prefix = "attention." + arch + ".";
+    for (const AttentionField& f : AttentionFields()) {
+      if (auto p = RangeProblem(f.range, f.unit, f.get(a))) out.push_back(Issue{file, prefix + f.key, 0, 0, *p});
+    }
+    // A fused kernel's time divides by these efficiencies.
+    if (a.fused && a.forward_efficiency <= 0) {
+      out.push_back(Issue{file, prefix + "forward_efficiency", 0, 0, "must be > 0 for a fused kernel"});
+    }
+    if (a.fused && !(a.backward_ratio > 0 && a.forward_efficiency * a.backward_ratio <= 1)) {
+      out.push_back(Issue{file, prefix + "backward_ratio", 0, 0,
+                          StrCat(a.backward_ratio, " must be > 0 with forward_efficiency x backward_ratio <= 1 (got ",
+                                 a.forward_efficiency * a.backward_ratio, ")")});
+    }
+  }
+  return out;
+}
+
+}  // namespace parasim
