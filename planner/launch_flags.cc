@@ -248,35 +248,99 @@ LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobS
   return out;
 }
 
-// torchtitan job config (torchtitan/config/job_config.py) sections.
-LaunchFlags Torchtitan(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job) {
-  LaunchFlags out;
-  out.framework = Framework::kTorchtitan;
+// torchtitan data-parallel layout: replicate × shard degrees and reshard policy.
+struct TitanDp {
   int replicate = 1, shard = 1;
-  std::string reshard = "default";
+  const char* reshard = "default";
+};
+
+TitanDp TorchtitanDp(const ParallelConfig& c, LaunchFlags& out) {
+  TitanDp d;
   switch (c.sharding) {
-    case ShardingMode::kDdp: replicate = c.dp; break;
+    case ShardingMode::kDdp: d.replicate = c.dp; break;
     case ShardingMode::kZero1:
     case ShardingMode::kZero2Replicated:
-      replicate = c.dp;
+      d.replicate = c.dp;
       out.notes.push_back(StrCat("torchtitan has no ", ToString(c.sharding), "; emitted as DDP (replicate) — use "
                                  "FSDP (zero2/zero3) for sharded optimizer state"));
       break;
-    case ShardingMode::kZero2: shard = c.dp; reshard = "never"; break;
-    case ShardingMode::kZero3: shard = c.dp; reshard = "always"; break;
+    case ShardingMode::kZero2: d.shard = c.dp; d.reshard = "never"; break;
+    case ShardingMode::kZero3: d.shard = c.dp; d.reshard = "always"; break;
     case ShardingMode::kHsdp:
-      shard = c.hsdp_group > 0 ? c.hsdp_group : c.dp;
-      replicate = c.dp / shard;
-      reshard = "always";
+      d.shard = c.hsdp_group > 0 ? c.hsdp_group : c.dp;
+      d.replicate = c.dp / d.shard;
+      d.reshard = "always";
       break;
   }
+  return d;
+}
+
+const char* TorchtitanSchedule(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::kGpipe: return "GPipe";
+    case PipelineSchedule::kInterleaved: return "Interleaved1F1B";
+    case PipelineSchedule::kZeroBubble: return "InterleavedZeroBubble";
+    case PipelineSchedule::k1F1B: break;
+  }
+  return "1F1B";
+}
+
+// Current torchtitan (torchtitan/config/configs.py, trainer.py at
+// kTorchtitanCommit): a registered Python config chosen with --module/--config,
+// overridden with --section.field values; batches are counted in tokens;
+// activation checkpointing is a subcommand (activation-checkpoint:full).
+LaunchFlags Torchtitan(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job) {
+  LaunchFlags out;
+  out.framework = Framework::kTorchtitan;
+  out.target = StrCat("torchtitan ", kTorchtitanCommit);
+  const TitanDp d = TorchtitanDp(c, out);
+  std::vector<std::pair<std::string, std::string>> o;
+  o.emplace_back("--parallelism.data_parallel_replicate_degree", StrCat(d.replicate));
+  o.emplace_back("--parallelism.data_parallel_shard_degree", StrCat(d.shard));
+  o.emplace_back("--parallelism.fsdp_reshard_after_forward", d.reshard);
+  o.emplace_back("--parallelism.tensor_parallel_degree", StrCat(c.tp));
+  o.emplace_back("--parallelism.context_parallel_degree", StrCat(c.cp));
+  if (model.IsMoe()) o.emplace_back("--parallelism.expert_parallel_degree", StrCat(c.ep));
+  o.emplace_back("--parallelism.pipeline_parallel_degree", StrCat(c.pp));
+  // Tokens: a micro-batch is mbs sequences per dp rank; a step is the global batch.
+  const long long per_step = static_cast<long long>(std::max(1, c.dp)) * std::max(1, c.micro_batch);
+  const long long micro_batches = std::max(1LL, job.global_batch / per_step);
+  if (micro_batches * per_step != job.global_batch) {
+    out.notes.push_back(StrCat("global batch ", job.global_batch, " is not micro-batch x dp (", per_step,
+                               ") x accumulation; torchtitan rejects that, so the step is ", micro_batches * per_step,
+                               " sequences"));
+  }
+  if (c.pp > 1) {
+    o.emplace_back("--parallelism.pipeline_parallel_schedule", TorchtitanSchedule(c.schedule));
+    o.emplace_back("--parallelism.num_pp_microbatches", StrCat(micro_batches));
+    o.emplace_back("--parallelism.pipeline_parallel_layers_per_stage",
+                   StrCat(model.num_layers / (c.pp * std::max(1, c.vpp))));
+  }
+  o.emplace_back("--training.num_tokens_per_microbatch_per_dp_rank", StrCat(c.micro_batch * job.seq_len));
+  o.emplace_back("--training.num_tokens_per_train_step", StrCat(micro_batches * per_step * job.seq_len));
+  o.emplace_back("--training.max_context_length", StrCat(job.seq_len));
+  o.emplace_back("--training.mixed_precision_param", "bfloat16");
+  if (c.tp > 1 && !c.sequence_parallel) out.notes.push_back("torchtitan's TP shards the sequence for norms (sp=on)");
+  out.notes.push_back("the model is the registered config's: run with --module <model recipes> --config <function> "
+                      "for this model, then these overrides");
+  for (const auto& [flag, value] : o) out.text += flag + " " + value + " \\\n";
+  const char* ac = c.recompute == RecomputeMode::kFull ? "full" : c.recompute == RecomputeMode::kSelective ? "selective"
+                                                                                                          : "none";
+  out.text += StrCat("activation-checkpoint:", ac, "\n");
+  return out;
+}
+
+// torchtitan v0.2.2 TOML job file (torchtitan/config/job_config.py at the tag).
+LaunchFlags TorchtitanToml(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job) {
+  LaunchFlags out;
+  out.framework = Framework::kTorchtitanToml;
+  out.target = StrCat("torchtitan v0.2.2 ", kTorchtitanTomlCommit);
+  const TitanDp d = TorchtitanDp(c, out);
+  const int replicate = d.replicate, shard = d.shard;
+  const std::string reshard = d.reshard, schedule = TorchtitanSchedule(c.schedule);
   if (c.tp > 1 && !c.sequence_parallel) {
     out.notes.push_back("torchtitan's TP always shards the sequence for norms (sp=on)");
   }
-  std::string schedule = "1F1B";
-  if (c.schedule == PipelineSchedule::kGpipe) schedule = "GPipe";
-  if (c.schedule == PipelineSchedule::kInterleaved) schedule = "Interleaved1F1B";
-  if (c.schedule == PipelineSchedule::kZeroBubble) schedule = "InterleavedZeroBubble";
   std::string& t = out.text;
   t += "[parallelism]\n";
   t += StrCat("data_parallel_replicate_degree = ", replicate, "\n");
@@ -393,14 +457,16 @@ int64_t MegatronPaddedVocab(int64_t vocab, int tp) {
 Framework ParseFramework(const std::string& text, const std::string& where) {
   if (text == "megatron") return Framework::kMegatron;
   if (text == "torchtitan") return Framework::kTorchtitan;
+  if (text == "torchtitan@0.2") return Framework::kTorchtitanToml;
   if (text == "deepspeed") return Framework::kDeepSpeed;
-  throw InvalidInput("", where, StrCat("unknown framework '", text, "' (valid: megatron, torchtitan, deepspeed)"));
+  throw InvalidInput("", where, StrCat("unknown framework '", text, "' (valid: megatron, torchtitan, torchtitan@0.2, deepspeed)"));
 }
 
 const char* ToString(Framework f) {
   switch (f) {
     case Framework::kMegatron: return "megatron";
     case Framework::kTorchtitan: return "torchtitan";
+    case Framework::kTorchtitanToml: return "torchtitan@0.2";
     case Framework::kDeepSpeed: return "deepspeed";
   }
   return "?";
@@ -411,6 +477,7 @@ LaunchFlags EmitLaunchFlags(Framework framework, const ParallelConfig& config, c
   switch (framework) {
     case Framework::kMegatron: return Megatron(config, model, job);
     case Framework::kTorchtitan: return Torchtitan(config, model, job);
+    case Framework::kTorchtitanToml: return TorchtitanToml(config, model, job);
     case Framework::kDeepSpeed: return DeepSpeed(config, model, job);
   }
   return {};

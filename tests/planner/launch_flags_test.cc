@@ -40,7 +40,7 @@ TEST_CASE("planner: torchtitan TOML carries the plan", "[planner]") {
   const ModelSpec model = TinyModel(32, 32, 11008);
   const JobSpec job = Job(512, 4096);
   const LaunchFlags f = EmitLaunchFlags(
-      Framework::kTorchtitan, ParseParallelConfig("dp=64,tp=4,pp=1,cp=1,mbs=2,sharding=hsdp:8,sp=on"), model, job);
+      Framework::kTorchtitanToml, ParseParallelConfig("dp=64,tp=4,pp=1,cp=1,mbs=2,sharding=hsdp:8,sp=on"), model, job);
   CHECK_THAT(f.text, Contains("[parallelism]"));
   CHECK_THAT(f.text, Contains("data_parallel_replicate_degree = 8"));
   CHECK_THAT(f.text, Contains("data_parallel_shard_degree = 8"));
@@ -49,7 +49,7 @@ TEST_CASE("planner: torchtitan TOML carries the plan", "[planner]") {
   CHECK_THAT(f.text, Contains("global_batch_size = 512"));
   CHECK_THAT(f.text, Contains("mode = \"none\""));
   const LaunchFlags z2 =
-      EmitLaunchFlags(Framework::kTorchtitan, ParseParallelConfig("dp=256,mbs=2,sharding=zero2"), model, job);
+      EmitLaunchFlags(Framework::kTorchtitanToml, ParseParallelConfig("dp=256,mbs=2,sharding=zero2"), model, job);
   CHECK_THAT(z2.text, Contains("fsdp_reshard_after_forward = \"never\""));
   CHECK_THAT(z2.text, Contains("data_parallel_shard_degree = 256"));
 }
