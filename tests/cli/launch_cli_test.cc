@@ -7,6 +7,7 @@
 #include "run_parasim.h"
 
 using Catch::Matchers::Contains;
+using parasim_test::Parasim;
 
 namespace {
 std::string Hf(const std::string& dir) { return std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/hf/" + dir; }
