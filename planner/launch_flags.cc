@@ -294,14 +294,15 @@ LaunchFlags Torchtitan(const ParallelConfig& c, const ModelSpec& model, const Jo
   out.framework = Framework::kTorchtitan;
   out.target = StrCat("torchtitan ", kTorchtitanCommit);
   const TitanDp d = TorchtitanDp(c, out);
-  std::vector<std::pair<std::string, std::string>> o;
-  o.emplace_back("--parallelism.data_parallel_replicate_degree", StrCat(d.replicate));
-  o.emplace_back("--parallelism.data_parallel_shard_degree", StrCat(d.shard));
-  o.emplace_back("--parallelism.fsdp_reshard_after_forward", d.reshard);
-  o.emplace_back("--parallelism.tensor_parallel_degree", StrCat(c.tp));
-  o.emplace_back("--parallelism.context_parallel_degree", StrCat(c.cp));
-  if (model.IsMoe()) o.emplace_back("--parallelism.expert_parallel_degree", StrCat(c.ep));
-  o.emplace_back("--parallelism.pipeline_parallel_degree", StrCat(c.pp));
+  std::string args;   // "--section.field value \" lines
+  auto add = [&args](const char* flag, const std::string& value) { args += StrCat(flag, " ", value, " \\\n"); };
+  add("--parallelism.data_parallel_replicate_degree", StrCat(d.replicate));
+  add("--parallelism.data_parallel_shard_degree", StrCat(d.shard));
+  add("--parallelism.fsdp_reshard_after_forward", d.reshard);
+  add("--parallelism.tensor_parallel_degree", StrCat(c.tp));
+  add("--parallelism.context_parallel_degree", StrCat(c.cp));
+  if (model.IsMoe()) add("--parallelism.expert_parallel_degree", StrCat(c.ep));
+  add("--parallelism.pipeline_parallel_degree", StrCat(c.pp));
   // Tokens: a micro-batch is mbs sequences per dp rank; a step is the global batch.
   const long long per_step = static_cast<long long>(std::max(1, c.dp)) * std::max(1, c.micro_batch);
   const long long micro_batches = std::max(1LL, job.global_batch / per_step);
@@ -311,19 +312,19 @@ LaunchFlags Torchtitan(const ParallelConfig& c, const ModelSpec& model, const Jo
                                " sequences"));
   }
   if (c.pp > 1) {
-    o.emplace_back("--parallelism.pipeline_parallel_schedule", TorchtitanSchedule(c.schedule));
-    o.emplace_back("--parallelism.num_pp_microbatches", StrCat(micro_batches));
-    o.emplace_back("--parallelism.pipeline_parallel_layers_per_stage",
+    add("--parallelism.pipeline_parallel_schedule", TorchtitanSchedule(c.schedule));
+    add("--parallelism.num_pp_microbatches", StrCat(micro_batches));
+    add("--parallelism.pipeline_parallel_layers_per_stage",
                    StrCat(model.num_layers / (c.pp * std::max(1, c.vpp))));
   }
-  o.emplace_back("--training.num_tokens_per_microbatch_per_dp_rank", StrCat(c.micro_batch * job.seq_len));
-  o.emplace_back("--training.num_tokens_per_train_step", StrCat(micro_batches * per_step * job.seq_len));
-  o.emplace_back("--training.max_context_length", StrCat(job.seq_len));
-  o.emplace_back("--training.mixed_precision_param", "bfloat16");
+  add("--training.num_tokens_per_microbatch_per_dp_rank", StrCat(c.micro_batch * job.seq_len));
+  add("--training.num_tokens_per_train_step", StrCat(micro_batches * per_step * job.seq_len));
+  add("--training.max_context_length", StrCat(job.seq_len));
+  add("--training.mixed_precision_param", "bfloat16");
   if (c.tp > 1 && !c.sequence_parallel) out.notes.push_back("torchtitan's TP shards the sequence for norms (sp=on)");
   out.notes.push_back("the model is the registered config's: run with --module <model recipes> --config <function> "
                       "for this model, then these overrides");
-  for (const auto& [flag, value] : o) out.text += flag + " " + value + " \\\n";
+  out.text = args;
   const char* ac = c.recompute == RecomputeMode::kFull ? "full" : c.recompute == RecomputeMode::kSelective ? "selective"
                                                                                                           : "none";
   out.text += StrCat("activation-checkpoint:", ac, "\n");
