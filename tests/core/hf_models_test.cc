@@ -116,3 +116,21 @@ TEST_CASE("core: a directory without config.json and a bad nested field are inpu
     CHECK_THAT(std::string(e.what()), Contains("config.json"));
   }
 }
+
+TEST_CASE("core: the usable part of an NVLink domain becomes the job's node", "[core][cluster]") {
+  const std::string data = std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/";
+  const ClusterSpec whole = LoadCluster("gb300-nvl72");
+  CHECK(whole.gpus_per_node == 72);
+  CHECK(whole.intra_node.nvlink_domain_size == 72);
+  const ClusterSpec part = LoadCluster(data + "valid/gb300-nvl72-64.yaml");
+  CHECK(part.gpus_per_node == 64);
+  CHECK(part.intra_node.nvlink_domain_size == 64);
+  CHECK(part.inter_node.nics_per_node == 64);
+  CHECK(part.gpu.name == "gb300");
+  try {
+    LoadCluster(data + "invalid/nvl72-usable-too-large.yaml");
+    FAIL("expected InvalidInput");
+  } catch (const InvalidInput& e) {
+    CHECK_THAT(std::string(e.what()), Contains("intra_node.nvlink_domain_usable"));
+  }
+}
