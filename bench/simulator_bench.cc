@@ -1,6 +1,6 @@
 // Simulator benchmarks: raw engine event rate (target ≥ 10^7 events/s on one
-// core), max-min re-solves, and (once the schedule builder exists) one tier-B
-// training step.
+// core), max-min re-solves, one tier-B training step, and tier C steps
+// (step-level and coarse) with events/s and wall time.
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -142,7 +142,10 @@ void BM_TierBParts(benchmark::State& state) {
 BENCHMARK(BM_TierBParts)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // Tier C, one step of Llama-2-7B FSDP (zero2) on N H100s (every rank, flows
-// on the fat tree). Targets: 256 GPUs < 10 s; 2,048 GPUs < 60 s, < 4 GiB.
+// on the fat tree), step-level (arg 1 = 1) or coarse (0). Budgets, one core:
+// step-level 2,048 GPUs <= 60 s and <= 4 GiB, 16,384 <= 10 min and <= 16 GiB;
+// coarse keeps its speed up to 65,536. Peak RSS: run one case under
+// /usr/bin/time -v (--benchmark_filter=.../2048/1).
 void BM_TierCLlama2_7B_Fsdp(benchmark::State& state) {
   const int gpus = static_cast<int>(state.range(0));
   AnalyticalEvaluator eval(LoadModel("llama2-7b"), LoadCluster("dgx-h100", gpus / 8), Job(2 * gpus, 4096));
@@ -150,20 +153,51 @@ void BM_TierCLlama2_7B_Fsdp(benchmark::State& state) {
   StepWorkload wl = eval.BuildWorkload(config);
   SimulationOptions opt;
   opt.fidelity = Fidelity::kFull;
+  opt.tier_c = state.range(1) ? TierCSchedule::kStep : TierCSchedule::kCoarse;
   int64_t activities = 0;
-  uint64_t events = 0;
+  uint64_t events = 0, steps = 0;
   double step_s = 0;
   for (auto _ : state) {
     SimulationResult r = SimulateStep(wl, eval.cluster(), opt);
     activities = r.activities;
-    events = r.events;
+    events += r.events;
+    steps = r.network_steps;
     step_s = r.report.step_time.si();
   }
   state.counters["activities"] = static_cast<double>(activities);
-  state.counters["events"] = static_cast<double>(events);
+  state.counters["events"] = static_cast<double>(events) / state.iterations();
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["collective_steps"] = static_cast<double>(steps);
   state.counters["step_s"] = step_s;
 }
-BENCHMARK(BM_TierCLlama2_7B_Fsdp)->Arg(256)->Arg(2048)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_TierCLlama2_7B_Fsdp)
+    ->Args({256, 1})->Args({256, 0})->Args({2048, 1})->Args({2048, 0})
+    ->Args({4096, 1})->Args({8192, 1})->Args({16384, 1})->Args({16384, 0})->Args({65536, 0})
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// Tier C with contention: Llama-2-7B, tp = 2 inside nodes beside FSDP over
+// dp = N/2 (the DP rings' NVLink hops share GPU links with the TP rings), so
+// every step of every collective goes through the max-min solver.
+void BM_TierCLlama2_7B_Tp2(benchmark::State& state) {
+  const int gpus = static_cast<int>(state.range(0));
+  AnalyticalEvaluator eval(LoadModel("llama2-7b"), LoadCluster("dgx-h100", gpus / 8), Job(2 * gpus, 4096));
+  StepWorkload wl = eval.BuildWorkload(ParseParallelConfig(StrCat("dp=", gpus / 2, ",tp=2,sp=on,mbs=2,sharding=zero2")));
+  SimulationOptions opt;
+  opt.fidelity = Fidelity::kFull;
+  opt.tier_c = state.range(1) ? TierCSchedule::kStep : TierCSchedule::kCoarse;
+  uint64_t events = 0;
+  double step_s = 0;
+  for (auto _ : state) {
+    SimulationResult r = SimulateStep(wl, eval.cluster(), opt);
+    events += r.events;
+    step_s = r.report.step_time.si();
+  }
+  state.counters["events"] = static_cast<double>(events) / state.iterations();
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["step_s"] = step_s;
+}
+BENCHMARK(BM_TierCLlama2_7B_Tp2)->Args({256, 1})->Args({256, 0})->Args({2048, 1})->Args({2048, 0})
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // Tier C of the tier-B benchmark's config (Llama-3-70B, 2,048 H100s, tp=8,
 // pp=8, dp=32, 128 micro-batches): one lane per TP group, 256 lanes.
@@ -173,13 +207,16 @@ void BM_TierCLlama3_70B_2048(benchmark::State& state) {
   SimulationOptions opt;
   opt.fidelity = Fidelity::kFull;
   int64_t activities = 0;
+  uint64_t events = 0;
   double step_s = 0;
   for (auto _ : state) {
     SimulationResult r = SimulateStep(wl, eval.cluster(), opt);
     activities = r.activities;
+    events += r.events;
     step_s = r.report.step_time.si();
   }
   state.counters["activities"] = static_cast<double>(activities);
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["step_s"] = step_s;
 }
 BENCHMARK(BM_TierCLlama3_70B_2048)->Unit(benchmark::kMillisecond)->Iterations(1);

@@ -1,6 +1,9 @@
 #include "calibrate/nccl_tests_log.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -79,7 +82,42 @@ std::optional<int64_t> ParseWrong(const std::string& s) {
   return std::nullopt;
 }
 
+// "NAME=VALUE" for NAME anywhere in the line (mpirun -x NAME=V, export NAME=V).
+std::string EnvValue(const std::string& line, const std::string& name) {
+  const size_t pos = line.find(name + "=");
+  if (pos == std::string::npos) return "";
+  if (pos > 0 && (std::isalnum(static_cast<unsigned char>(line[pos - 1])) || line[pos - 1] == '_')) return "";
+  size_t b = pos + name.size() + 1, e = b;
+  while (e < line.size() && !std::isspace(static_cast<unsigned char>(line[e])) && line[e] != '"' && line[e] != '\'')
+    ++e;
+  return line.substr(b, e - b);
+}
+
+// What a "#  Rank r Group g Pid p on HOST device d [bus] NAME" line says.
+struct DeviceLine {
+  int rank = -1, device = -1;
+  std::string host;
+};
+std::optional<DeviceLine> ParseDeviceLine(const std::vector<std::string>& htok) {
+  DeviceLine d;
+  for (size_t i = 0; i + 1 < htok.size(); ++i) {
+    if (htok[i] == "Rank") d.rank = static_cast<int>(ParseInt(htok[i + 1]).value_or(-1));
+    if (htok[i] == "on") d.host = htok[i + 1];
+    if (htok[i] == "device") d.device = static_cast<int>(ParseInt(htok[i + 1]).value_or(-1));
+  }
+  if (d.rank < 0 || d.host.empty()) return std::nullopt;
+  return d;
+}
+
 }  // namespace
+
+int NcclTestsTable::NcclVersionCode() const {
+  const std::string& v = nccl_version;
+  if (v.rfind("nccl-library=", 0) == 0) return static_cast<int>(std::atoi(v.c_str() + 13));
+  int a = 0, b = 0, c = 0;
+  if (std::sscanf(v.c_str(), "%d.%d.%d", &a, &b, &c) >= 2 && a == 2) return a * 10000 + b * 100 + c;
+  return 0;
+}
 
 double NcclTestsTable::BusFactor() const {
   // The row with the largest algbw: the printed 2-decimal GB/s lose least there.
@@ -97,6 +135,9 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
   std::string pending_collective;  // from "# Collective test starting: x_perf" or a command line
   std::string version;
   int ranks = 0;
+  std::vector<std::string> hosts;
+  int max_rank = -1, max_device = -1;
+  std::string algo, proto;
   std::optional<Layout> layout;  // set by a table header; rows follow
   bool in_table = false;
   bool table_since_ranks = false;
@@ -111,6 +152,9 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
     if (tok.empty()) continue;
     if (!StartsWithDigit(tok[0]))
       if (const std::string c = CollectiveIn(line); !c.empty()) pending_collective = c;
+    if (const std::string a = EnvValue(line, "NCCL_ALGO"); !a.empty()) algo = a;
+    if (const std::string p = EnvValue(line, "NCCL_PROTO"); !p.empty()) proto = p;
+    if (tok.size() >= 3 && tok[0] == "NCCL" && tok[1] == "version") version = tok[2].substr(0, tok[2].find('+'));
     if (tok[0][0] == '#') {
       const std::string rest = line.substr(line.find('#') + 1);
       const std::vector<std::string> htok = Tokens(rest);
@@ -123,8 +167,15 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
           in_table = false;
           table_since_ranks = false;
           ranks = 0;
+          hosts.clear();
+          max_rank = max_device = -1;
         }
         ++ranks;
+        if (const auto d = ParseDeviceLine(htok)) {
+          if (std::find(hosts.begin(), hosts.end(), d->host) == hosts.end()) hosts.push_back(d->host);
+          max_rank = std::max(max_rank, d->rank);
+          max_device = std::max(max_device, d->device);
+        }
       }
       // The header line of the table: "#  size  count  type  redop  [root]  time ...".
       if (htok.size() >= 6 && htok[0] == "size" && htok[1] == "count") {
@@ -139,6 +190,11 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
         t.collective = pending_collective.empty() ? CollectiveFromFileName(file) : pending_collective;
         t.ranks = ranks;
         t.nccl_version = version;
+        t.hosts = hosts;
+        t.max_rank = max_rank;
+        t.max_device = max_device;
+        t.nccl_algo = algo;
+        t.nccl_proto = proto;
         tables.push_back(std::move(t));
         table_since_ranks = true;
       }
@@ -161,6 +217,11 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
       t.collective = pending_collective.empty() ? CollectiveFromFileName(file) : pending_collective;
       t.ranks = ranks;
       t.nccl_version = version;
+      t.hosts = hosts;
+      t.max_rank = max_rank;
+      t.max_device = max_device;
+      t.nccl_algo = algo;
+      t.nccl_proto = proto;
       tables.push_back(std::move(t));
       table_since_ranks = true;
     }

@@ -38,12 +38,25 @@ struct NcclTestsTable {
   std::string collective;  // all_reduce, all_gather, reduce_scatter, alltoall, ... or "unknown"
   int ranks = 0;           // "#  Rank ..." device lines seen before the table (0 = unknown)
   std::string nccl_version;  // as printed ("nccl-library=22602", "2.26.2"), "" if absent
+  // Rank-to-node layout from the "#  Rank r ... on HOST device d" lines of the
+  // run: the hosts in order of first appearance, the highest rank and device
+  // index seen (excerpted logs keep only some device lines).
+  std::vector<std::string> hosts;
+  int max_rank = -1;
+  int max_device = -1;
+  // NCCL_ALGO / NCCL_PROTO as the log's command or environment lines set
+  // them ("" when not shown: NCCL's own choice).
+  std::string nccl_algo, nccl_proto;
   std::vector<NcclTestsRow> rows;
 
   // busbw / algbw of the table's rows (nccl-tests' bus factor: 2(n-1)/n for
   // AllReduce, (n-1)/n for AllGather/ReduceScatter), from the row with the
   // largest algbw; 0 when no row has algbw.
   double BusFactor() const;
+  // NCCL version as major*10000 + minor*100 + patch (0 when not printed).
+  int NcclVersionCode() const;
+  // True when the device lines list every rank 0..ranks-1 once.
+  bool LayoutComplete() const { return ranks > 0 && max_rank + 1 == ranks; }
 };
 
 // Parses a whole log; `file` names it in errors. Throws parasim::Error with

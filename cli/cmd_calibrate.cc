@@ -1,4 +1,4 @@
-// `parasim calibrate run | import-nccl-tests | import-trace | fit | fit-stack`:
+// `parasim calibrate run | import | import-nccl-tests | import-trace | fit | fit-stack`:
 // run the CUDA microbenchmarks (CUDA builds only), fit α-β to nccl-tests
 // logs, summarize a profiled training step, fit a GPU profile to
 // microbenchmark measurements, and (cmd_calibrate_fit_stack.cc) refit a
@@ -18,6 +18,9 @@
 
 #include "calibrate/alpha_beta_fit.h"
 #include "calibrate/calibration.h"
+#include "calibrate/collective_fit.h"
+#include "calibrate/collective_measurements.h"
+#include "calibrate/collective_profile.h"
 #include "calibrate/kineto_trace.h"
 #include "calibrate/nccl_tests_log.h"
 #include "cli/cmd_calibrate_fit_stack.h"
@@ -310,6 +313,7 @@ void ImportTrace(const TraceOptions& opt, const OutputOptions& out) {
 
 struct FitOptions {
   std::string profile = "h100-sxm";
+  std::vector<std::string> files;   // measurement JSON files (fit dispatches on their kind)
   std::string measurements;
   std::string name;
 };
@@ -362,6 +366,8 @@ std::string FitReport(const CalibrationFits& f, const GpuProfile& base, const Gp
 }
 
 void FitProfile(const FitOptions& opt, const OutputOptions& out) {
+  if (opt.measurements.empty())
+    throw InvalidInput("", "--measurements", "give measurement JSON files or --measurements DIR");
   const GpuProfile base = LoadGpuProfile(opt.profile);
   const MicrobenchData data = LoadMicrobenchDir(opt.measurements);
   const CalibrationFits fits = FitMicrobench(data, base);
@@ -369,6 +375,71 @@ void FitProfile(const FitOptions& opt, const OutputOptions& out) {
   const GpuProfile calibrated = ApplyCalibration(base, fits, name);
   WriteOutput(out, GpuProfileYaml(calibrated));
   std::cerr << FitReport(fits, base, calibrated);
+}
+
+// ---- calibrate import --nccl-tests / fit MEASUREMENTS.json --cluster ----------
+
+struct CollectiveImportOptions {
+  std::vector<std::string> logs;
+  int nodes = 0, gpus_per_node = 0;
+  bool in_place = false;
+};
+
+void ImportCollectives(const CollectiveImportOptions& opt, const OutputOptions& out) {
+  if (opt.logs.empty()) throw InvalidInput("", "--nccl-tests", "name at least one nccl-tests log");
+  CollectiveMeasurementSet all;
+  for (const auto& log : opt.logs) {
+    const CollectiveMeasurementSet one = ImportNcclTestsFile(log, {opt.nodes, opt.gpus_per_node, opt.in_place});
+    all.rows.insert(all.rows.end(), one.rows.begin(), one.rows.end());
+    std::cerr << "parasim: " << log << ": " << one.rows.size() << " rows";
+    if (!one.rows.empty())
+      std::cerr << " (" << one.rows.front().ranks << " ranks on " << one.rows.front().nodes << " nodes x "
+                << one.rows.front().gpus_per_node << ")";
+    std::cerr << "\n";
+  }
+  WriteOutput(out, CollectiveMeasurementsToJson(all));
+}
+
+struct CollectiveFitOptions {
+  std::vector<std::string> measurements;  // JSON files
+  std::string cluster;
+  std::string base = "";                   // "" = the cluster's transport preset
+  std::string name;
+  std::string nccl = "current";            // when a measurement does not record it
+};
+
+void FitCollectiveProfile(const CollectiveFitOptions& opt, const OutputOptions& out) {
+  if (opt.cluster.empty()) throw InvalidInput("", "--cluster", "collective measurements need --cluster CLUSTER.yaml");
+  const ClusterSpec cluster = LoadCluster(opt.cluster);
+  const int fallback = ParseNcclVersion(opt.nccl, "--nccl");
+  std::vector<CollectiveCase> cases;
+  for (const auto& file : opt.measurements)
+    for (const auto& m : ReadCollectiveMeasurementsFile(file).rows) cases.push_back(MakeCase(opt.cluster, m, fallback));
+  if (cases.empty()) throw InvalidInput("", "measurements", "no measurement rows to fit");
+  CollectiveProfile profile;
+  profile.base = !opt.base.empty() ? opt.base
+                 : cluster.inter_node.transport == NetworkTransport::kAwsEfa ? "efa"
+                 : cluster.inter_node.transport == NetworkTransport::kRoce ? "roce" : "infiniband";
+  const auto preset = TransportPreset(profile.base);
+  const CollectiveModelParams start = preset ? *preset : ReadCollectiveProfile(profile.base).params;
+  const CollectiveFitResult fit = FitCollectiveParams(cases, start);
+  profile.name = opt.name.empty() ? cluster.name + "-fitted" : opt.name;
+  profile.params = fit.params;
+  profile.fitted_to = fit.sources;
+  std::string srcs;
+  for (const auto& s : fit.sources) srcs += (srcs.empty() ? "" : ", ") + s;
+  for (const auto& [k, v] : fit.values)
+    profile.sources["collective." + k] = StrCat("fitted by parasim calibrate fit to ", fit.cases, " rows of ", srcs,
+                                                " on cluster ", cluster.name);
+  WriteOutput(out, CollectiveProfileToYaml(profile));
+  std::cerr << "parasim: fitted " << fit.values.size() << " parameters to " << fit.cases
+            << " rows; mean band-median |log error| " << Fixed(fit.mean_abs_log_error, 4) << "\n";
+  for (const auto& c : cases) {
+    const CollectiveCost p = PredictCase(c, fit.params);
+    std::cerr << "  " << c.m.source << " " << ToString(c.m.op) << " " << c.m.ranks << " ranks " << Fixed(c.m.size.si(), 0)
+              << " B: measured busbw " << Fixed(c.m.busbw.si() / 1e9, 2) << " GB/s, fitted "
+              << Fixed(p.busbw.si() / 1e9, 2) << " (" << ToString(p.algo) << "/" << ToString(p.protocol) << ")\n";
+  }
 }
 
 const CommandRegistration kCalibrate{
@@ -410,10 +481,26 @@ const CommandRegistration kCalibrate{
       CLI::App* fitc = cmd.add_subcommand("fit", "Fit a GPU profile to microbenchmark measurements; writes YAML");
       fitc->add_option("--profile", fit->profile, "GPU profile to start from (name or YAML file)")
           ->capture_default_str();
-      fitc->add_option("--measurements", fit->measurements, "Directory written by `calibrate run` or run_all.sh")
-          ->required();
+      auto cfit = std::make_shared<CollectiveFitOptions>();
+      fitc->add_option("files", fit->files, "Measurement JSON files (kind nccl-collectives: fit a collective profile)")
+          ->check(CLI::ExistingFile);
+      fitc->add_option("--measurements", fit->measurements, "Directory written by `calibrate run` or run_all.sh");
+      fitc->add_option("--cluster", cfit->cluster, "Cluster the collective measurements ran on (YAML or preset)");
+      fitc->add_option("--base", cfit->base, "Profile to start from: infiniband | roce | efa | a profile file");
+      fitc->add_option("--nccl", cfit->nccl, "NCCL version where a measurement does not record it")
+          ->capture_default_str();
       fitc->add_option("--name", fit->name, "Name of the calibrated profile (default: <profile>-calibrated)");
       fitc->add_option("-o,--output", out->output_file, "Write the YAML to FILE (whole or not at all)");
+
+      auto cimp = std::make_shared<CollectiveImportOptions>();
+      CLI::App* imp2 = cmd.add_subcommand("import", "Import nccl-tests logs as collective measurements (JSON)");
+      imp2->add_option("--nccl-tests", cimp->logs, "nccl-tests stdout logs (every op, every run)")
+          ->required()
+          ->check(CLI::ExistingFile);
+      imp2->add_option("--nodes", cimp->nodes, "Nodes, where the log's device lines do not say");
+      imp2->add_option("--gpus-per-node", cimp->gpus_per_node, "Ranks per node, where the device lines do not say");
+      imp2->add_flag("--in-place", cimp->in_place, "Also import the in-place columns");
+      imp2->add_option("-o,--output", out->output_file, "Write the JSON to FILE (whole or not at all)");
 
       const std::function<void()> fit_stack = AddFitStackSubcommand(cmd);
 
@@ -421,7 +508,23 @@ const CommandRegistration kCalibrate{
         if (run->parsed()) RunMicrobenchmarks(*run_dir, *quick);
         if (imp->parsed()) ImportNcclTests(*import, *out);
         if (tr->parsed()) ImportTrace(*trace, *out);
-        if (fitc->parsed()) FitProfile(*fit, *out);
+        if (imp2->parsed()) ImportCollectives(*cimp, *out);
+        if (fitc->parsed()) {
+          // Dispatch on the kind each JSON declares; --measurements DIR is the GPU fit.
+          if (!fit->files.empty()) {
+            for (const auto& f : fit->files)
+              if (MeasurementKindOf(f) != kCollectiveMeasurementKind)
+                throw InvalidInput(f, "kind", StrCat("'", MeasurementKindOf(f), "' is not a measurement kind calibrate fit reads (",
+                                                     kCollectiveMeasurementKind, ")"));
+            if (!fit->measurements.empty())
+              throw InvalidInput("", "--measurements", "give JSON files or --measurements DIR, not both");
+            cfit->measurements = fit->files;
+            cfit->name = fit->name;
+            FitCollectiveProfile(*cfit, *out);
+          } else {
+            FitProfile(*fit, *out);
+          }
+        }
         fit_stack();
       });
     }};

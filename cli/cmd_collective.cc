@@ -12,6 +12,8 @@
 #include "core/error.h"
 #include "core/loaders.h"
 #include "core/unit_parse.h"
+#include "calibrate/collective_fit.h"
+#include "calibrate/collective_profile.h"
 #include "cost_model/collective_cost.h"
 #include "topology/group_path.h"
 
@@ -51,6 +53,8 @@ struct Options {
   std::string algo;            // force, as NCCL_ALGO
   std::string proto;           // force, as NCCL_PROTO
   int gpus_per_thread = 1;     // nccl-tests -g
+  int gpus_per_node = 0;       // ranks per node (0: the cluster's)
+  std::string hw_profile;      // fitted collective profile
 };
 
 std::vector<double> Sizes(const Options& o) {
@@ -90,41 +94,47 @@ std::string Fixed(double v, int prec) {
   return os.str();
 }
 
+// The group: --ranks with --gpus-per-node (default the cluster's; 1 with
+// --per-node), on a cluster of the nodes it needs (--nodes must agree).
+GroupPath PlaceGroup(const Options& o, const std::string& cluster_name, ClusterSpec* cluster) {
+  const ClusterSpec base = LoadCluster(cluster_name);
+  if (o.nodes < 0) throw InvalidInput("", "--nodes", StrCat(o.nodes, " is not a node count"));
+  if (o.per_node && o.gpus_per_node > 1)
+    throw InvalidInput("", "--gpus-per-node", StrCat("--per-node means 1 GPU per node, not ", o.gpus_per_node));
+  const int gpn = o.per_node ? 1 : (o.gpus_per_node > 0 ? o.gpus_per_node : base.gpus_per_node);
+  if (o.gpus_per_node < 0 || gpn > base.gpus_per_node || base.gpus_per_node % gpn != 0)
+    throw InvalidInput("", "--gpus-per-node",
+                       StrCat(gpn, " does not divide the ", base.gpus_per_node, " GPUs per node of ", base.name));
+  int ranks = o.ranks;
+  if (ranks == 0) ranks = o.nodes > 0 ? o.nodes * gpn : (gpn == 1 ? base.nodes : gpn);
+  if (ranks < 1) throw InvalidInput("", "--ranks", StrCat(ranks, " is not a rank count"));
+  if (ranks > gpn && ranks % gpn != 0)
+    throw InvalidInput("", "--ranks", StrCat(ranks, " ranks are not whole nodes of ", gpn, " (--gpus-per-node)"));
+  const int nodes = std::max(1, ranks / gpn);
+  if (o.nodes > 0 && o.nodes != nodes)
+    throw InvalidInput("", "--nodes", StrCat(ranks, " ranks at ", gpn, " per node are ", nodes, " nodes, not ", o.nodes));
+  *cluster = LoadCluster(cluster_name, nodes);
+  return calibrate::MeasuredGroupPath(*cluster, ranks, gpn);
+}
+
 void Run(const Options& o, const OutputOptions& out) {
   const CollectiveOp op = ParseCollectiveOp(o.op, "--op");
-  ClusterSpec base = LoadCluster(o.cluster);
-  const int gpn = base.gpus_per_node;
-  if (o.nodes < 0) throw InvalidInput("", "--nodes", StrCat(o.nodes, " is not a node count"));
-  int ranks = o.ranks;
-  if (ranks == 0) ranks = o.nodes > 0 ? (o.per_node ? o.nodes : o.nodes * gpn) : (o.per_node ? base.nodes : gpn);
-  if (ranks < 1) throw InvalidInput("", "--ranks", StrCat(ranks, " is not a rank count"));
   if (o.gpus_per_thread < 1) throw InvalidInput("", "--gpus-per-thread", "must be >= 1");
-
-  // Place the ranks as the dp group of a cluster just big enough for them.
-  int nodes = o.per_node ? ranks : (ranks + gpn - 1) / gpn;
-  if (o.nodes > 0 && o.nodes < nodes)
-    throw InvalidInput("", "--nodes", StrCat(ranks, " ranks need ", nodes, " nodes of ", gpn, " GPUs"));
-  ClusterSpec cluster = LoadCluster(o.cluster, nodes);
-  ParallelConfig config;
-  config.dp = ranks;
-  if (o.per_node) {
-    config.tp = gpn;   // dp strides over whole nodes: one rank per node, same rail
-  } else {
-    int world = nodes * gpn;
-    if (world % ranks != 0)
-      throw InvalidInput("", "--ranks", StrCat(ranks, " ranks do not tile ", nodes, " nodes of ", gpn,
-                                        " GPUs; use a divisor or multiple of ", gpn, ", or --per-node"));
-    config.pp = world / ranks;
-  }
-  config.order = "tp-cp-ep-dp-pp";
-  const GroupPath path = ResolveGroupPath(cluster, config, ParallelDim::kDp);
+  ClusterSpec cluster;
+  const GroupPath path = PlaceGroup(o, o.cluster, &cluster);
 
   const NcclFeatures f = NcclFeaturesFor(cluster, ParseNcclVersion(o.nccl, "--nccl"));
-  // The cluster's own transport unless --fabric overrides it.
-  const std::string fabric = !o.fabric.empty() ? o.fabric
+  // A fitted profile (--hw-profile, else the cluster's) replaces the fabric
+  // presets; otherwise the cluster's own transport unless --fabric overrides it.
+  const std::string profile = !o.hw_profile.empty() ? o.hw_profile : cluster.hw_profile;
+  if (!profile.empty() && !o.fabric.empty())
+    throw InvalidInput("", "--fabric", "give --fabric or a fitted profile (--hw-profile / hw_profile:), not both");
+  const std::string fabric = !profile.empty() ? "profile"
+                             : !o.fabric.empty() ? o.fabric
                              : cluster.inter_node.transport == NetworkTransport::kAwsEfa ? "efa" : "ib";
   CollectiveModelParams params;
-  if (fabric == "efa") params = CollectiveModelParams::AwsEfa();
+  if (!profile.empty()) params = calibrate::ReadCollectiveProfile(profile).params;
+  else if (fabric == "efa") params = CollectiveModelParams::AwsEfa();
   else if (fabric != "ib") throw InvalidInput("", "--fabric", StrCat("unknown fabric '", fabric, "' (ib, efa)"));
   params.gpus_per_launch_thread = o.gpus_per_thread;
 
@@ -138,6 +148,7 @@ void Run(const Options& o, const OutputOptions& out) {
   j["ring_bandwidth_Bps"] = path.ring_bandwidth.si();
   j["nccl"] = o.nccl;
   j["fabric"] = fabric;
+  if (!profile.empty()) j["hw_profile"] = profile;
   j["rows"] = nlohmann::ordered_json::array();
   for (double s : Sizes(o)) {
     CollectiveCost c;
@@ -157,11 +168,12 @@ void Run(const Options& o, const OutputOptions& out) {
     } else {
       c = EstimateCollective(op, Bytes(s), path, f, params);
     }
+    // JSON in SI units (s, B/s); the table and CSV print µs and GB/s as nccl-tests does.
     j["rows"].push_back({{"size_bytes", s},
-                         {"time_us", c.time.si() * 1e6},
-                         {"latency_us", c.latency.si() * 1e6},
-                         {"algbw_GBps", c.algbw.si() / 1e9},
-                         {"busbw_GBps", c.busbw.si() / 1e9},
+                         {"time_s", c.time.si()},
+                         {"latency_s", c.latency.si()},
+                         {"algbw_bytes_per_s", c.algbw.si()},
+                         {"busbw_bytes_per_s", c.busbw.si()},
                          {"algo", ToString(c.algo)},
                          {"protocol", ToString(c.protocol)}});
   }
@@ -172,8 +184,8 @@ void Run(const Options& o, const OutputOptions& out) {
     case Format::kCsv:
       os << "size_bytes,time_us,algbw_GBps,busbw_GBps,algo,protocol\n";
       for (const auto& r : j["rows"])
-        os << Fixed(r["size_bytes"].get<double>(), 0) << "," << Fixed(r["time_us"].get<double>(), 3) << ","
-           << Fixed(r["algbw_GBps"].get<double>(), 3) << "," << Fixed(r["busbw_GBps"].get<double>(), 3) << ","
+        os << Fixed(r["size_bytes"].get<double>(), 0) << "," << Fixed(r["time_s"].get<double>() * 1e6, 3) << ","
+           << Fixed(r["algbw_bytes_per_s"].get<double>() / 1e9, 3) << "," << Fixed(r["busbw_bytes_per_s"].get<double>() / 1e9, 3) << ","
            << r["algo"].get<std::string>() << "," << r["protocol"].get<std::string>() << "\n";
       break;
     case Format::kTable:
@@ -186,8 +198,8 @@ void Run(const Options& o, const OutputOptions& out) {
          << std::setw(13) << "busbw(GB/s)" << std::setw(10) << "algo" << std::setw(8) << "proto" << "\n";
       for (const auto& r : j["rows"])
         os << std::setw(16) << Fixed(r["size_bytes"].get<double>(), 0) << std::setw(14)
-           << Fixed(r["time_us"].get<double>(), 2) << std::setw(13) << Fixed(r["algbw_GBps"].get<double>(), 2)
-           << std::setw(13) << Fixed(r["busbw_GBps"].get<double>(), 2) << std::setw(10)
+           << Fixed(r["time_s"].get<double>() * 1e6, 2) << std::setw(13) << Fixed(r["algbw_bytes_per_s"].get<double>() / 1e9, 2)
+           << std::setw(13) << Fixed(r["busbw_bytes_per_s"].get<double>() / 1e9, 2) << std::setw(10)
            << r["algo"].get<std::string>() << std::setw(8) << r["protocol"].get<std::string>() << "\n";
       break;
   }
@@ -207,7 +219,11 @@ const CommandRegistration kCollective{
       cmd.add_option("--size", o->size, "Size as nccl-tests counts it: 256M = 256 MiB, or '256 MB'")
           ->capture_default_str();
       cmd.add_option("--sweep", o->sweep, "MIN:MAX[:FACTOR] size sweep, e.g. 8:8G (factor 2)");
-      cmd.add_flag("--per-node", o->per_node, "One rank per node, all on the same rail");
+      cmd.add_flag("--per-node", o->per_node, "One rank per node, all on the same rail (= --gpus-per-node 1)");
+      cmd.add_option("--gpus-per-node", o->gpus_per_node,
+                     "Ranks per node (default: the cluster's GPUs per node; 1 for one-GPU-per-node runs)");
+      cmd.add_option("--hw-profile", o->hw_profile,
+                     "Fitted collective profile (parasim calibrate fit); default: the cluster file's hw_profile");
       cmd.add_option("--nccl", o->nccl, "NCCL release: its algorithm set where the hardware has it (current = "
                                         "2.30.7; paper = 2.20.5, PyTorch 2.3: no PAT; or 2.MINOR[.PATCH])")
           ->capture_default_str();

@@ -57,6 +57,7 @@ const CommandRegistration kSimulate{
       auto trace = std::make_shared<std::string>();
       auto stragglers = std::make_shared<std::vector<std::string>>();
       auto background = std::make_shared<std::vector<std::string>>();
+      auto tier_c = std::make_shared<std::string>();
       AddSpecOptions(cmd, *spec, /*need_batch=*/true);
       cmd.add_option("--config", *config,
                      "Parallel config \"dp=..,tp=..,pp=..,cp=..,ep=..,mbs=..,sharding=..,recompute=..,sp=..,vpp=..,"
@@ -71,8 +72,12 @@ const CommandRegistration kSimulate{
       cmd.add_option("--straggler", *stragglers, "A slow GPU, e.g. \"rank=17,slowdown=1.2\" (repeatable)");
       cmd.add_option("--background-load", *background,
                      "Other traffic on a link class (tier C), e.g. \"class=leaf-spine,fraction=0.3\" (repeatable)");
+      cmd.add_option("--tier-c", *tier_c,
+                     "Tier C schedule: step (each collective as its NCCL step schedule; default up to 16,384 GPUs) "
+                     "or coarse (one flow set per collective; default up to 65,536)")
+          ->check(CLI::IsMember({"step", "coarse"}));
       AddOutputOptions(cmd, *out);
-      return std::function<void()>([spec, out, config, fidelity, trace, stragglers, background] {
+      return std::function<void()>([spec, out, config, fidelity, trace, stragglers, background, tier_c] {
         const ParallelConfig cfg = ParseParallelConfig(*config, "--config");
         const bool simulated = *fidelity != "analytical";
         if (!simulated && (!trace->empty() || !stragglers->empty() || !background->empty())) {
@@ -83,6 +88,10 @@ const CommandRegistration kSimulate{
         for (const std::string& s : *stragglers) options.stragglers.push_back(simulator::ParseStraggler(s));
         for (const std::string& b : *background) options.background.push_back(simulator::ParseBackgroundLoad(b));
         options.trace = !trace->empty();
+        if (!tier_c->empty() && *fidelity != "full") throw InvalidInput("", "--tier-c", "needs --fidelity full");
+        if (!tier_c->empty()) {
+          options.tier_c = *tier_c == "step" ? simulator::TierCSchedule::kStep : simulator::TierCSchedule::kCoarse;
+        }
         const AnalyticalEvaluator evaluator(spec->LoadModelSpec(), spec->LoadClusterSpec(), spec->LoadJobSpec());
         // A malformed config is bad input (exit 2); one that does not fit is a report (fits: false, exit 0).
         std::vector<Issue> issues = cfg.Validate(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus());

@@ -1,5 +1,6 @@
 #include "cli/spec_options.h"
 
+#include "calibrate/collective_profile.h"
 #include "cli/provenance.h"
 #include "core/error.h"
 #include "core/loaders.h"
@@ -25,6 +26,8 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
                  "GEMM precision: bf16 | fp8 (FP8 GEMMs, attention/norms/optimizer stay bf16/fp32) | fp4 "
                  "(not modelled yet: exits 2); overrides the job file")
       ->check(CLI::IsMember({"bf16", "fp8", "fp4"}));
+  cmd.add_option("--hw-profile", spec.hw_profile,
+                 "Fitted collective profile (parasim calibrate fit); default: the cluster file's hw_profile");
   cmd.add_option("--job", spec.job_file, "Job YAML (global_batch, seq_len, precision, stack); flags override it");
 }
 
@@ -48,6 +51,7 @@ ClusterSpec SpecOptions::LoadClusterSpec() const {
   }
   RecordFileOrPreset("cluster", cluster, StrCat("clusters/", cluster, ".yaml"));
   RecordFileOrPreset("gpu_profile", c.gpu.file.empty() ? c.gpu.name : c.gpu.file, StrCat("gpus/", c.gpu.name, ".yaml"));
+  calibrate::ApplyHwProfile(!hw_profile.empty() ? hw_profile : c.hw_profile);
   return c;
 }
 

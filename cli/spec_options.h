@@ -22,8 +22,11 @@ struct SpecOptions {
   std::string stack;             // "" = the job's default stack
   std::string precision;   // --precision: bf16 | fp8 | fp4 (empty: the job file's, else bf16)
   std::string job_file;          // optional YAML job (flags override it)
+  std::string hw_profile;        // fitted collective profile (else the cluster's hw_profile)
 
   ModelSpec LoadModelSpec() const;
+  // Also makes the --hw-profile (or the cluster's hw_profile) the collective
+  // model's parameters for the rest of the process.
   ClusterSpec LoadClusterSpec() const;
   JobSpec LoadJobSpec() const;   // throws parasim::Error when global batch is missing
 };

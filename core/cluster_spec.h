@@ -51,6 +51,10 @@ struct ClusterSpec {
   Watts network_power_per_switch;    // 0 = not counted
   std::map<std::string, std::string> sources;  // field -> source, from the file
   std::string file;                  // where it was loaded from ("" = built in)
+  // A fitted collective profile the cluster names (`hw_profile:`, a path
+  // resolved against the cluster file's folder; "" = none): --hw-profile
+  // overrides it (calibrate/collective_profile.h).
+  std::string hw_profile;
 
   int TotalGpus() const { return gpus_per_node * nodes; }
 };

@@ -201,6 +201,10 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
   map.Int("schema_version", std::nullopt, 1);
   c.name = map.String("name");
   const std::string gpu = map.String("gpu");
+  if (const std::string hw = map.String("hw_profile", ""); !hw.empty()) {
+    const std::filesystem::path hp = hw;
+    c.hw_profile = hp.is_relative() && !file.empty() ? (std::filesystem::path(file).parent_path() / hp).string() : hw;
+  }
   std::string tiers_text = "auto";
   YamlTree tree(map);
   internal::ReadFields(tree, ClusterFields(), c, false, {"inter_node.tiers"});

@@ -101,6 +101,26 @@ struct CollectiveModelParams {
   // Per-peer cost of the grouped send/recv that AllToAll issues (proxy
   // progress and connection setup per peer): assumption, see DECISIONS.md.
   Seconds p2p_per_peer_latency = Microseconds(0.5);
+  // Network chunk pipeline (DESIGN.md §4; docs/DECISIONS.md "Collectives:
+  // chunk pipeline"). Across nodes NCCL moves each channel's data in chunks
+  // of at most `net_chunk_bytes`; every chunk costs `net_chunk_latency` of
+  // proxy post, completion poll and GPU flag on top of its wire time, and a
+  // chunk enters a pipeline of D stages (ring: its lock-step steps; trees:
+  // 2 log2(nodes) network stages plus the NVLink stages) — the number of
+  // chunks grows with size; in steady state the chunk cost overlaps the
+  // chunks in flight, so it and the fill of a pipeline that NCCL splits into
+  // at least `min_pipeline_chunks` chunks cost mid sizes, not large ones.
+  // Cold values: 512 KiB = NCCL's Simple step (NCCL_BUFFSIZE 4 MiB /
+  // NCCL_STEPS 8, src/include/device.h); 8 = NCCL_STEPS slots; 2 µs =
+  // UNCERTAIN ibv_post_send + CQ poll + flag write on a GPUDirect RDMA path.
+  // Fitted values: a --hw-profile (calibrate/collective_fit.h).
+  Seconds net_chunk_latency = Microseconds(2.0);
+  // Scale on NCCL's per-hop NET latency constants (tuning.cc hwLat[NET]):
+  // NCCL tunes them to pick algorithms, not to predict time; 1 = NCCL's.
+  double net_hop_latency_scale = 1.0;
+  Bytes net_chunk_bytes = Bytes(512.0 * 1024.0);
+  double min_pipeline_chunks = 8.0;
+
   // LL128 needs 128-byte stores to arrive whole and in order: NCCL enables it
   // across nodes on InfiniBand/RoCE; the AWS EFA plugin leaves it off.
   bool network_ll128 = true;
@@ -127,6 +147,11 @@ CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& 
                                   const NcclFeatures& features);
 CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& path,
                                   const NcclFeatures& features, const CollectiveModelParams& params);
+
+// The parameters the 4-argument EstimateCollective uses for every fabric (a
+// fitted --hw-profile); nullopt restores the presets (InfiniBand, AwsEfa by
+// features.aws_efa). Process-wide: set it once, before any thread estimates.
+void SetDefaultCollectiveModelParams(const std::optional<CollectiveModelParams>& params);
 
 // One (algorithm, protocol) pair forced, as NCCL_ALGO / NCCL_PROTO do; empty
 // when NCCL would not run it here (disabled feature, wrong op or placement).

@@ -6,9 +6,19 @@
 //
 // Rates can change while an activity runs (SimGrid's actions): compute slows
 // by 1/(1+κ) while a comm kernel runs on the same rank (interference), and a
-// network activity's bandwidth part advances at its max-min share of the links
-// divided by its nominal rate (tier C). A rate change reschedules the
-// activity's completion; the old event is dropped by its version number.
+// network activity (tier C) runs its step schedule: per step a latency part,
+// then one flow per link class carrying the step's bytes at its max-min share
+// of the links; the next step starts when the slowest class has delivered.
+// The step's bytes are its nominal bandwidth seconds times the slowest
+// class's nominal rate, so alone on the fabric a step takes its nominal time.
+// A rate change reschedules a completion; the old event is dropped by its
+// version number.
+//
+// A flow set that shares no link with any other flow set, and whose
+// activities all run on one stream (so never two at once), cannot contend:
+// its flows run at their bottleneck rate without entering the max-min
+// solver (the common case of a pure data-parallel ring), which keeps a
+// step-level replay of thousands of ranks cheap.
 //
 //   Engine engine;
 //   const Timeline& t = engine.Run(graph, EngineOptions{});
@@ -42,6 +52,8 @@ struct Timeline {
   std::vector<double> end_s;     // per activity
   double makespan_s = 0;
   uint64_t events = 0;           // events processed (stale ones excluded)
+  uint64_t network_steps = 0;    // tier C collective steps run
+  uint64_t solved_flows = 0;     // flows the max-min solver re-solved
 };
 
 class Engine {
@@ -54,13 +66,19 @@ class Engine {
  private:
   void OpReady(int32_t op);
   void Start(int32_t act);
+  void BeginStep(int32_t act);
   void PhaseDone(int32_t act);
+  void StepDone(int32_t act);
   void Complete(int32_t act);
   void Reschedule(int32_t act, double speed);
   double ComputeSpeed(int rank) const;
   void CommBegins(int rank);
   void CommEnds(int rank);
   void SolveNetwork();
+  void ClassifyFlowSets();
+  void StartFlow(int32_t act, int32_t flow_set, double bytes);
+  void FlowDone(int32_t sub);
+  void RescheduleFlow(int32_t sub, double rate_Bps);
 
   const TaskGraph* graph_ = nullptr;
   EngineOptions options_;
@@ -76,12 +94,27 @@ class Engine {
     double last_update_s;   // when remaining_s was last brought up to date
     uint32_t version;       // bumped on reschedule; older events are stale
     int32_t arrived;        // participant ops ready so far
-    int32_t flow;           // solver flow while in the network phase, else -1
+    int32_t step;           // network activity: current step
+    int16_t pending;        // network activity: class flows of this step still moving
     uint8_t phase;          // 0: compute or latency part; 1: network part
+  };
+  // One link class's flow of a running step. Events for it carry target ~id.
+  struct SubFlow {
+    double remaining_B;
+    double rate_Bps;
+    double last_update_s;
+    int32_t act;
+    int32_t solver_flow;    // -1: uncontended, runs at its bottleneck rate
+    uint32_t version;
   };
   std::vector<int32_t> unmet_;           // per op
   std::vector<State> state_;             // per activity
-  std::vector<int32_t> flow_owner_;      // per solver flow id: activity
+  std::vector<SubFlow> subs_;
+  std::vector<int32_t> free_subs_;
+  std::vector<double> alone_rate_Bps_;   // per flow set: bottleneck rate on this run's capacities
+  std::vector<uint8_t> contended_;       // per flow set
+  std::vector<int32_t> scratch_;
+  std::vector<int32_t> flow_owner_;      // per solver flow id: sub-flow
   std::vector<int32_t> running_compute_; // per rank
   std::vector<int32_t> comm_active_;     // per rank
   int64_t completed_ = 0;

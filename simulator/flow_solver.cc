@@ -54,9 +54,12 @@ int32_t FlowSolver::AddFlow(std::span<const LinkUse> links, double rate_cap_Bps)
     PARASIM_CHECK(lu.link >= 0 && lu.link < num_links() && lu.coefficient > 0, "bad link use");
     flow.uses.push_back(Use{lu.link, lu.coefficient, -1});
   }
-  // Merge repeated links so each link holds a flow once.
-  std::sort(flow.uses.begin(), flow.uses.end(),
-            [](const Use& a, const Use& b) { return a.link < b.link; });
+  // Merge repeated links so each link holds a flow once (flow sets come
+  // sorted and merged already: TaskGraph::AddFlowSet).
+  auto by_link = [](const Use& a, const Use& b) { return a.link < b.link; };
+  if (!std::is_sorted(flow.uses.begin(), flow.uses.end(), by_link)) {
+    std::sort(flow.uses.begin(), flow.uses.end(), by_link);
+  }
   size_t out = 0;
   for (size_t i = 0; i < flow.uses.size(); ++i) {
     if (out > 0 && flow.uses[out - 1].link == flow.uses[i].link) {
@@ -146,9 +149,9 @@ std::span<const int32_t> FlowSolver::Solve() {
   }
   dirty_links_.clear();
   dirty_flows_.clear();
-  // Canonical order, so ties between equal saturation levels break by index.
-  std::sort(component_links_.begin(), component_links_.end());
-  std::sort(component_flows_.begin(), component_flows_.end());
+  // No canonical sort of the component: links saturating at one level are
+  // fixed together, so the result does not depend on the visit order, and
+  // the order itself (a search from the marked links) is deterministic.
 
   for (int32_t l : component_links_) {
     remaining_Bps_[l] = capacity_Bps_[l];
@@ -169,14 +172,9 @@ std::span<const int32_t> FlowSolver::Solve() {
   size_t unfixed = component_flows_.size();
   while (unfixed > 0) {
     double level = kUncapped;
-    int32_t bottleneck = -1;
     for (int32_t l : component_links_) {
       if (unfixed_count_[l] == 0) continue;
-      double t = std::max(0.0, remaining_Bps_[l]) / unfixed_weight_[l];
-      if (t < level) {
-        level = t;
-        bottleneck = l;
-      }
+      level = std::min(level, std::max(0.0, remaining_Bps_[l]) / unfixed_weight_[l]);
     }
     int32_t capped = -1;
     for (int32_t f : component_flows_) {
@@ -190,11 +188,21 @@ std::span<const int32_t> FlowSolver::Solve() {
       --unfixed;
       continue;
     }
-    PARASIM_CHECK(bottleneck >= 0, "max-min: unfixed flow with no link and no cap");
-    for (const Member& m : members_[bottleneck]) {
-      if (!flows_[m.flow].fixed) {
-        Fix(m.flow, level);
-        --unfixed;
+    PARASIM_CHECK(level < kUncapped, "max-min: unfixed flow with no link and no cap");
+    // Every link that saturates at this level at once: fixing the flows of
+    // one leaves the others' level unchanged, so they are fixed in one round
+    // (symmetric traffic saturates thousands of links together).
+    bottlenecks_.clear();
+    const double tie = level * (1 + 1e-12);
+    for (int32_t l : component_links_) {
+      if (unfixed_count_[l] > 0 && std::max(0.0, remaining_Bps_[l]) / unfixed_weight_[l] <= tie) bottlenecks_.push_back(l);
+    }
+    for (int32_t l : bottlenecks_) {
+      for (const Member& m : members_[l]) {
+        if (!flows_[m.flow].fixed) {
+          Fix(m.flow, level);
+          --unfixed;
+        }
       }
     }
   }
@@ -202,6 +210,7 @@ std::span<const int32_t> FlowSolver::Solve() {
   for (size_t i = 0; i < component_flows_.size(); ++i) {
     if (flows_[component_flows_[i]].rate_Bps != old_rates[i]) changed_.push_back(component_flows_[i]);
   }
+  std::sort(changed_.begin(), changed_.end());
   return changed_;
 }
 

@@ -7,6 +7,7 @@
 // progressive filling: all unfixed flows grow at one common level t; the
 // first link to saturate, at t_l = (C_l − Σ_fixed a·ρ) / Σ_unfixed a, fixes
 // every unfixed flow crossing it at t_l (a cap fixes its own flow); repeat.
+// Links saturating at the same level are fixed in one round.
 //
 // Worked example: flows f0 over links {L1 (1 B/s), L2 (2 B/s)}, f1 over L1,
 // f2 over L2. L1 saturates first at t = 1/2, fixing f0 = f1 = 0.5; L2 then has
@@ -95,6 +96,7 @@ class FlowSolver {
   std::vector<int32_t> component_flows_;
   std::vector<int32_t> stack_;
   std::vector<int32_t> changed_;
+  std::vector<int32_t> bottlenecks_;   // scratch: links saturating at the current level
   std::vector<double> remaining_scratch_rates_;
   uint64_t flows_solved_ = 0;
 };

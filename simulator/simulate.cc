@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "cost_model/evaluator_finish.h"
 #include "simulator/engine.h"
 #include "simulator/step_builder.h"
 #include "simulator/tier_b.h"
@@ -118,16 +119,20 @@ Report MakeReport(const StepWorkload& wl, const ClusterSpec& cluster, const Step
     dim_exposed[dim] += ExposedPart(compute, t.start_s[act], t.end_s[act]);
   }
 
-  const double tokens = static_cast<double>(wl.tokens_per_step);
-  const double world = std::max(1, wl.world_size);
-  const double peak = cluster.gpu.bf16_dense.si();
-  rep.step_time = Seconds(step);
-  rep.tokens_per_s = tokens / step;
-  rep.tokens_per_s_per_gpu = rep.tokens_per_s / world;
-  rep.tflops_per_gpu = wl.model_flops_per_step.si() / step / world / 1e12;
-  rep.hardware_tflops_per_gpu = wl.hardware_flops_per_step.si() / step / world / 1e12;
-  rep.mfu = peak > 0 ? wl.model_flops_per_step.si() / (step * world * peak) : 0;
-  rep.hfu = peak > 0 ? wl.hardware_flops_per_step.si() / (step * world * peak) : 0;
+  // The metrics every tier derives the same way: GPU energy summed over the
+  // ranks, node overhead as the workload carries it, fabric switches from the cluster.
+  StepMeasures m;
+  m.step_s = step;
+  m.tokens = static_cast<double>(wl.tokens_per_step);
+  m.world = std::max(1, wl.world_size);
+  m.model_flops = wl.model_flops_per_step.si();
+  m.hardware_flops = wl.hardware_flops_per_step.si();
+  m.peak_flops = cluster.gpu.bf16_dense.si();
+  m.gpu = GpuDraw::AllGpus(gpu_energy);
+  m.comm_only_energy_j = comm_only_energy;
+  FacilityPower facility = FacilityPowerOf(cluster);
+  facility.node_overhead_w = wl.node_overhead_power.si();
+  FinishReport(m, facility, &rep);
   rep.compute = Seconds(sums[crit].compute_s);
   rep.comm = Seconds(comm_total);
   rep.exposed_comm = Seconds(sums[crit].exposed_comm_s);
@@ -136,18 +141,27 @@ Report MakeReport(const StepWorkload& wl, const ClusterSpec& cluster, const Step
   double memory = 0;
   for (const StageWork& st : wl.stages) memory = std::max(memory, st.memory_peak.si());
   rep.memory_per_gpu = Bytes(memory);
-  const double nodes = world / std::max(1, cluster.gpus_per_node);
-  const double energy = gpu_energy + wl.node_overhead_power.si() * nodes * step;
-  rep.power_per_gpu = Watts(gpu_energy / (world * step));
-  rep.energy_per_step = Joules(energy);
-  rep.tokens_per_joule = energy > 0 ? tokens / energy : 0;
-  rep.exposed_comm_energy_per_token = Joules(tokens > 0 ? comm_only_energy / tokens : 0);
   rep.by_op = {{"matmul", Seconds(matmul_s), Seconds(0)}, {"memory_bound", Seconds(memory_s), Seconds(0)}};
   for (ParallelDim d : {ParallelDim::kDp, ParallelDim::kTp, ParallelDim::kPp, ParallelDim::kCp, ParallelDim::kEp}) {
     const int i = static_cast<int>(d);
     rep.by_dimension.push_back({ToString(d), Seconds(dim_total[i]), Seconds(std::min(dim_exposed[i], step))});
   }
   return rep;
+}
+
+// Tier C's schedule for a job of `world` GPUs (DESIGN.md §3 size limits).
+bool TierCStepLevel(TierCSchedule asked, int world) {
+  if (world > kTierCCoarseMaxGpus) {
+    throw InvalidInput("", "--fidelity", StrCat("full (tier C) simulates at most ", kTierCCoarseMaxGpus,
+                                                " GPUs (coarse schedule); this job has ", world,
+                                                ": use --fidelity simulated"));
+  }
+  if (asked == TierCSchedule::kStep && world > kTierCStepMaxGpus) {
+    throw InvalidInput("", "--tier-c", StrCat("step replays at most ", kTierCStepMaxGpus, " GPUs; this job has ",
+                                              world, ": use --tier-c coarse"));
+  }
+  if (asked == TierCSchedule::kAuto) return world <= kTierCStepMaxGpus;
+  return asked == TierCSchedule::kStep;
 }
 
 }  // namespace
@@ -251,7 +265,8 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
     // One lane per TP group (tier_c.h): its first GPU, standing for tp GPUs.
     std::vector<std::vector<int>> lanes(pp);
     for (int gpu : FlowCollectives::LaneGpus(wl.config, world)) lanes[stage_of[gpu]].push_back(gpu);
-    FlowCollectives factory(wl, cluster, options.background);
+    FlowCollectives factory(wl, cluster, options.background, TierCStepLevel(options.tier_c, world));
+    result.step_level = TierCStepLevel(options.tier_c, world);
     BuildStepGraphInto(wl, lanes, static_cast<double>(std::max(1, wl.config.tp)), factory, sg);
     capacities = factory.link_capacity_Bps();
     // A straggler slows its TP group's lane (the group waits for it at every collective).
@@ -272,6 +287,7 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
                          wl.power.idle.si()};
   result.report = MakeReport(wl, cluster, sg, t, power, options.fidelity, &result.ranks);
   result.events = t.events;
+  result.network_steps = t.network_steps;
   result.activities = sg.graph.num_activities();
   if (options.trace) result.trace_json = WriteChromeTrace(sg.graph, t, power);
   return result;

@@ -49,11 +49,20 @@ struct BackgroundLoad {
 // parasim::Error naming `where`.
 BackgroundLoad ParseBackgroundLoad(const std::string& text, const std::string& where = "--background-load");
 
+// How tier C replays collectives (DESIGN.md §3): step-level (each collective
+// as its NCCL step schedule) or coarse (one flow set per collective). Auto:
+// step-level up to kTierCStepMaxGpus, coarse up to kTierCCoarseMaxGpus; a
+// larger job, or step-level asked beyond its limit, is bad input (exit 2).
+enum class TierCSchedule { kAuto, kStep, kCoarse };
+inline constexpr int kTierCStepMaxGpus = 16384;
+inline constexpr int kTierCCoarseMaxGpus = 65536;
+
 struct SimulationOptions {
   Fidelity fidelity = Fidelity::kSimulated;   // kSimulated (tier B) or kFull (tier C)
   std::vector<Straggler> stragglers;          // tier B: slows the straggler's whole stage (every
                                               // group waits for its slowest member); tier C: one GPU
   std::vector<BackgroundLoad> background;     // tier C only (tier B has no links)
+  TierCSchedule tier_c = TierCSchedule::kAuto;  // tier C only
   bool trace = false;                         // fill SimulationResult::trace_json
 };
 
@@ -75,6 +84,8 @@ struct SimulationResult {
   std::vector<RankResult> ranks;
   std::string trace_json;        // when options.trace
   uint64_t events = 0;           // engine events processed
+  uint64_t network_steps = 0;    // tier C: collective steps replayed
+  bool step_level = false;       // tier C: step schedules (false: coarse)
   int64_t activities = 0;        // ops of the simulated step
 };
 

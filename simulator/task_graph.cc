@@ -1,5 +1,7 @@
 #include "simulator/task_graph.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 
 namespace parasim::simulator {
@@ -109,8 +111,10 @@ int32_t TaskGraph::AddGroupOp(std::span<const int32_t> streams, const ActivitySp
   PARASIM_CHECK(!finalized_);
   PARASIM_CHECK(!streams.empty());
   PARASIM_CHECK(spec.duration_s >= 0 && spec.network_s >= 0, "negative duration");
-  PARASIM_CHECK(spec.network_s == 0 || (spec.flow_set >= 0 && spec.flow_set < num_flow_sets()),
+  PARASIM_CHECK(spec.network_s == 0 || (spec.flow_set >= 0 && spec.flow_classes >= 1 &&
+                                         spec.flow_set + spec.flow_classes <= num_flow_sets()),
                 "network time without a flow set");
+  PARASIM_CHECK(spec.steps >= 1 && spec.flow_classes >= 1 && spec.flow_classes < 128, "bad step schedule");
   if (spec.kind != WorkKind::kComm) {
     PARASIM_CHECK(streams.size() == 1 && stream_kind_[streams[0]] == StreamKind::kCompute,
                   "compute activities run on one compute stream");
@@ -118,8 +122,8 @@ int32_t TaskGraph::AddGroupOp(std::span<const int32_t> streams, const ActivitySp
   int32_t act = static_cast<int32_t>(activities_.size());
   activities_.push_back(spec);
   int32_t first = num_ops();
-  cores_.push_back(ActivityCore{spec.duration_s, spec.network_s, first,
-                                static_cast<int32_t>(streams.size()), spec.flow_set, spec.kind});
+  cores_.push_back(ActivityCore{spec.duration_s, spec.network_s, first, static_cast<int32_t>(streams.size()),
+                                spec.flow_set, spec.steps, static_cast<int16_t>(spec.flow_classes), spec.kind});
   for (int32_t s : streams) AppendOp(s, act);
   return first;
 }
@@ -134,10 +138,23 @@ void TaskGraph::AddDependency(int32_t before, int32_t after) {
 int32_t TaskGraph::AddFlowSet(std::span<const LinkUse> links, double nominal_rate_Bps) {
   PARASIM_CHECK(!finalized_);
   PARASIM_CHECK(nominal_rate_Bps > 0, "nominal rate must be positive");
+  // Each link once, its coefficients summed (a link two hops cross carries both).
+  const size_t begin = flow_links_.size();
   for (const LinkUse& use : links) {
     PARASIM_CHECK(use.link >= 0 && use.coefficient > 0, "bad link use");
     flow_links_.push_back(use);
   }
+  std::sort(flow_links_.begin() + begin, flow_links_.end(),
+            [](const LinkUse& a, const LinkUse& b) { return a.link < b.link; });
+  size_t out = begin;
+  for (size_t i = begin; i < flow_links_.size(); ++i) {
+    if (out > begin && flow_links_[out - 1].link == flow_links_[i].link) {
+      flow_links_[out - 1].coefficient += flow_links_[i].coefficient;
+    } else {
+      flow_links_[out++] = flow_links_[i];
+    }
+  }
+  flow_links_.resize(out);
   flow_offset_.push_back(static_cast<int32_t>(flow_links_.size()));
   flow_nominal_rate_Bps_.push_back(nominal_rate_Bps);
   return static_cast<int32_t>(flow_nominal_rate_Bps_.size()) - 1;

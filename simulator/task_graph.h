@@ -48,7 +48,14 @@ struct ActivitySpec {
   WorkKind kind = WorkKind::kMatmul;
   double duration_s = 0;   // whole time; for a network activity (tier C) the latency part
   double network_s = 0;    // tier C: bandwidth part, shared on links (needs flow_set >= 0)
-  int32_t flow_set = -1;   // tier C: AddFlowSet id of the links it loads
+  int32_t flow_set = -1;   // tier C: AddFlowSet id of the links it loads (the first of flow_classes)
+  // Tier C step schedule: the activity runs `steps` lock-step steps, each its
+  // share of the latency part (duration_s / steps), then its share of the
+  // bandwidth part on the flow sets flow_set .. flow_set + flow_classes − 1 at
+  // once (one per link class: NVLink hops, network hops); a step ends when
+  // its slowest class has delivered.
+  int32_t steps = 1;
+  int32_t flow_classes = 1;
   int32_t name = 0;        // InternName id (0 = "")
   int32_t layer = -1;      // transformer layer, -1 = none
   int32_t micro_batch = -1;
@@ -74,6 +81,8 @@ struct ActivityCore {
   int32_t first_op;
   int32_t num_ops;
   int32_t flow_set;
+  int32_t steps;
+  int16_t flow_classes;
   WorkKind kind;
 };
 struct OpCore {
@@ -104,8 +113,9 @@ class TaskGraph {
   int32_t AddGroupOp(std::span<const int32_t> streams, const ActivitySpec& spec);
   // `after` cannot start before `before` ends.
   void AddDependency(int32_t before, int32_t after);
-  // Tier C: the links a network activity loads and its bandwidth alone on the
-  // fabric with its symmetric peers (the nominal rate its network_s assumes).
+  // Tier C: the links a network activity loads (a link listed twice: its
+  // coefficients summed) and its bandwidth alone on the fabric with its
+  // symmetric peers (the nominal rate its network_s assumes).
   int32_t AddFlowSet(std::span<const LinkUse> links, double nominal_rate_Bps);
 
   // Builds the successor lists; no ops may be added afterwards.

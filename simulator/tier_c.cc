@@ -1,6 +1,7 @@
 #include "simulator/tier_c.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/check.h"
@@ -11,13 +12,14 @@
 namespace parasim::simulator {
 
 FlowCollectives::FlowCollectives(const StepWorkload& workload, const ClusterSpec& cluster,
-                                 std::span<const BackgroundLoad> background)
+                                 std::span<const BackgroundLoad> background, bool step_level)
     : workload_(workload),
       cluster_(cluster),
       topology_(Topology::Build(cluster)),
       placement_(workload.config, workload.world_size),
       weight_placement_(WeightGroupConfig(workload.config), workload.world_size) {
   PARASIM_CHECK(workload.world_size <= topology_.gpu_count(), "job larger than the cluster");
+  step_level_ = step_level;
   capacity_Bps_ = topology_.capacity_Bps();
   for (const BackgroundLoad& b : background) {
     for (size_t l = 0; l < capacity_Bps_.size(); ++l) {
@@ -111,21 +113,82 @@ void FlowCollectives::AddRingFlowSets(TaskGraph& graph, GroupSet& set, bool all_
   }
 }
 
-double FlowCollectives::LatencyFraction(const WorkloadCollective& coll) {
-  auto key = std::make_tuple(static_cast<int>(coll.op), static_cast<int>(coll.dim),
-                             coll.sub.size * 100003 + coll.sub.stride);
-  auto it = latency_fraction_.find(key);
-  if (it != latency_fraction_.end()) return it->second;
+// The workload carries each collective's time but not the stack's NCCL
+// features; the algorithm and the latency/bandwidth split come from the
+// collective model with the default stack's NCCL (kNcclPaperVersion) on this
+// cluster. Keyed by size too: the split and the algorithm change with it.
+const CollectiveSchedule& FlowCollectives::Schedule(const WorkloadCollective& coll, int) {
+  auto key = std::make_tuple(static_cast<int>(coll.op), static_cast<int>(coll.dim), coll.sub.size,
+                             coll.sub.stride, coll.size.si());
+  auto it = schedules_.find(key);
+  if (it != schedules_.end()) return it->second;
   const ParallelConfig config =
       coll.dim == ParallelDim::kDp ? WeightGroupConfig(workload_.config) : workload_.config;
   const GroupPath path = ResolveGroupPath(cluster_, config, coll.dim, coll.sub);
-  NcclFeatures features;
-  features.compute_capability = cluster_.gpu.compute_capability;
+  const NcclFeatures features = NcclFeaturesFor(cluster_, kNcclPaperVersion);
   const CollectiveCost cost = EstimateCollective(coll.op, coll.size, path, features);
-  const double ratio = cost.latency / cost.time;
-  const double f = std::isfinite(ratio) ? std::clamp(ratio, 0.0, 1.0) : 0.0;
-  latency_fraction_.emplace(key, f);
-  return f;
+  return schedules_.emplace(key, PlanSchedule(coll.op, cost, path)).first->second;
+}
+
+// Step-level flow sets of every group of `set` for one schedule shape: per
+// group (with its TP siblings' copies, as AddRingFlowSets), the hops of one
+// step split by link class (inside a node: NVLink; across: the network), one
+// flow set per non-empty class. Nominal rates: one max-min solve of every
+// group's classes at once on the full-capacity graph (a step of every
+// symmetric group running together, the scenario the model prices).
+void FlowCollectives::AddStepFlowSets(TaskGraph& graph, GroupSet& set, ScheduleShape shape, bool tp_dim) {
+  const int sh = static_cast<int>(shape);
+  const size_t groups = set.members.size();
+  std::vector<std::array<std::vector<LinkUse>, 2>> uses(groups);
+  std::vector<int> sibling;
+  std::vector<std::pair<int, int>> hops;
+  auto domain_of = [this](int gpu) { return topology_.DomainOf(gpu); };
+  for (size_t g = 0; g < groups; ++g) {
+    const auto& m = set.members[g];
+    if (TpGroupOf(m.front()).front() != m.front()) continue;   // carried by its leader's group
+    const int copies = tp_dim ? 1 : static_cast<int>(TpGroupOf(m.front()).size());
+    hops.clear();
+    for (int t = 0; t < copies; ++t) {
+      sibling.clear();
+      for (int gpu : m) sibling.push_back(tp_dim ? gpu : TpGroupOf(gpu)[t]);
+      AppendStepHops(shape, sibling, domain_of, hops);
+    }
+    for (const auto& [from, to] : hops) {
+      AppendRoute(from, to, uses[g][topology_.DomainOf(from) == topology_.DomainOf(to) ? 0 : 1]);
+    }
+  }
+  FlowSolver solver(topology_.capacity_Bps());
+  std::vector<std::array<int32_t, 2>> ids(groups, {-1, -1});
+  for (size_t g = 0; g < groups; ++g) {
+    for (int c = 0; c < 2; ++c) {
+      if (!uses[g][c].empty()) ids[g][c] = solver.AddFlow(uses[g][c]);
+    }
+  }
+  solver.Solve();
+  set.step_flow_set[sh].assign(groups, -1);
+  set.step_classes[sh].assign(groups, 0);
+  for (size_t g = 0; g < groups; ++g) {
+    for (int c = 0; c < 2; ++c) {
+      if (ids[g][c] < 0) continue;
+      const int32_t id = graph.AddFlowSet(uses[g][c], solver.rate_Bps(ids[g][c]));
+      if (set.step_flow_set[sh][g] < 0) set.step_flow_set[sh][g] = id;
+      ++set.step_classes[sh][g];
+    }
+  }
+}
+
+void FlowCollectives::AddStepCollective(TaskGraph& graph, GroupSet& set, int group, const WorkloadCollective& coll,
+                                        ActivitySpec& a) {
+  const CollectiveSchedule& sched = Schedule(coll, static_cast<int>(set.members[group].size()));
+  const int sh = static_cast<int>(sched.shape);
+  if (set.step_flow_set[sh].empty()) AddStepFlowSets(graph, set, sched.shape, coll.dim == ParallelDim::kTp);
+  if (set.step_flow_set[sh][group] < 0) return;
+  const double total_s = coll.duration.si();
+  a.duration_s = total_s * sched.latency_fraction;
+  a.network_s = total_s - a.duration_s;
+  a.flow_set = set.step_flow_set[sh][group];
+  a.flow_classes = set.step_classes[sh][group];
+  a.steps = sched.steps;
 }
 
 void FlowCollectives::AddCollective(TaskGraph& graph, int, const StageLanes& lanes, const WorkloadCollective& coll,
@@ -135,7 +198,7 @@ void FlowCollectives::AddCollective(TaskGraph& graph, int, const StageLanes& lan
   const bool all_to_all = coll.op == CollectiveOp::kAllToAll;
   GroupSet& set = Groups(coll.dim, coll.sub, all_to_all);
   const double total_s = coll.duration.si();
-  const double latency_s = total_s * LatencyFraction(coll);
+  const double latency_s = step_level_ ? 0 : total_s * LatencyFraction(coll);
   std::vector<int32_t> member_streams;
   std::fill(lane_ops.begin(), lane_ops.end(), -1);
   for (size_t lane = 0; lane < lanes.gpus.size(); ++lane) {
@@ -156,7 +219,9 @@ void FlowCollectives::AddCollective(TaskGraph& graph, int, const StageLanes& lan
     }
     ActivitySpec a = spec;
     a.duration_s = total_s;
-    if (members.size() > 1 && total_s > 0) {
+    if (members.size() > 1 && total_s > 0 && step_level_) {
+      AddStepCollective(graph, set, group, coll, a);
+    } else if (members.size() > 1 && total_s > 0) {
       if (set.flow_set[group] < 0) AddRingFlowSets(graph, set, all_to_all, coll.dim == ParallelDim::kTp);
       if (set.flow_set[group] >= 0) {
         a.duration_s = latency_s;

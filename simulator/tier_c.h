@@ -10,6 +10,15 @@
 // prices). So tiers B and C agree when nothing else contends, and TP, DP, PP
 // and background traffic slow each other where they share links.
 //
+// Two schedules (DESIGN.md §3): step-level (the default up to
+// kTierCStepMaxGpus) replays each collective as its NCCL step schedule
+// (simulator/collective_schedule.h): ring AllGather/ReduceScatter n−1 steps,
+// AllReduce 2(n−1), tree AllReduce 2·depth, each step a latency share and
+// one flow per link class (NVLink hops, network hops) of every member's hop
+// that step, merged since the hops of a step are symmetric; coarse (up to
+// kTierCCoarseMaxGpus) keeps one latency part and one variable per
+// collective as described above.
+//
 // Symmetric work is aggregated (DESIGN.md §3 tier C): a TP group runs its
 // blocking collectives in lock step, so it is one lane, standing for its tp
 // GPUs (a straggler in it slows the lane); the tp identical copies of every
@@ -24,6 +33,7 @@
 
 #include "core/cluster_spec.h"
 #include "cost_model/workload.h"
+#include "simulator/collective_schedule.h"
 #include "simulator/simulate.h"
 #include "simulator/step_builder.h"
 #include "topology/placement.h"
@@ -34,8 +44,9 @@ namespace parasim::simulator {
 class FlowCollectives : public CollectiveFactory {
  public:
   // Throws parasim::Error when the cluster cannot be built as a graph.
+  // `step_level`: replay step schedules; otherwise one flow set per collective.
   FlowCollectives(const StepWorkload& workload, const ClusterSpec& cluster,
-                  std::span<const BackgroundLoad> background);
+                  std::span<const BackgroundLoad> background, bool step_level = true);
 
   // GPUs that get a lane: the first GPU of each TP group.
   static std::vector<int> LaneGpus(const ParallelConfig& config, int world);
@@ -56,13 +67,22 @@ class FlowCollectives : public CollectiveFactory {
   struct GroupSet {
     std::vector<std::vector<int>> members;
     std::vector<int> group_of_gpu;
-    std::vector<int32_t> flow_set;     // per group, -1 until added
+    std::vector<int32_t> flow_set;     // per group, -1 until added (coarse)
+    // Step-level: per schedule shape, per group, the first flow set of its
+    // link classes and their count (-1 until added).
+    std::vector<int32_t> step_flow_set[kNumScheduleShapes];
+    std::vector<int8_t> step_classes[kNumScheduleShapes];
   };
   GroupSet& Groups(ParallelDim dim, SubGroup sub, bool all_to_all);
   void AddRingFlowSets(TaskGraph& graph, GroupSet& set, bool all_to_all, bool tp_dim);
+  void AddStepFlowSets(TaskGraph& graph, GroupSet& set, ScheduleShape shape, bool tp_dim);
   void AppendPattern(const std::vector<int>& members, bool all_to_all, std::vector<LinkUse>& out) const;
-  double LatencyFraction(const WorkloadCollective& coll);
+  // The model's split of one collective: latency fraction, algorithm, steps.
+  const CollectiveSchedule& Schedule(const WorkloadCollective& coll, int group_size);
+  double LatencyFraction(const WorkloadCollective& coll) { return Schedule(coll, 0).latency_fraction; }
   void AppendRoute(int from_gpu, int to_gpu, std::vector<LinkUse>& out) const;
+  void AddStepCollective(TaskGraph& graph, GroupSet& set, int group, const WorkloadCollective& coll,
+                         ActivitySpec& a);
 
   const StepWorkload& workload_;
   const ClusterSpec& cluster_;
@@ -71,7 +91,8 @@ class FlowCollectives : public CollectiveFactory {
   Placement weight_placement_;   // dp groups of dense weights span dp·cp ranks (WeightGroupConfig)
   std::vector<double> capacity_Bps_;
   std::map<std::tuple<int, int, int, int>, GroupSet> groups_;   // (dim, sub.size, sub.stride, all-to-all)
-  std::map<std::tuple<int, int, int>, double> latency_fraction_;
+  bool step_level_ = true;
+  std::map<std::tuple<int, int, int, int, double>, CollectiveSchedule> schedules_;
   std::map<std::pair<int, int>, std::vector<int32_t>> send_flow_sets_;   // (from, to stage) -> per lane
   std::vector<int> lane_of_gpu_;
   std::vector<int> member_lanes_;   // scratch

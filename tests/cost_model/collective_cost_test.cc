@@ -207,13 +207,15 @@ TEST_CASE("cost_model: multi-node ring steps wait for the slowest network hop", 
   double x = std::sqrt(2 * std::log(16.0));
   double hop = 14e-6 + g.inter_hop_latency.si() + p.hop_latency_jitter.si() * x;
   double bw = 400e9 * p.nic_efficiency * (1 - p.link_bandwidth_jitter * x);
-  CHECK_THAT(r->latency.si(), WithinRel(8.4e-6 + 127 * hop, 1e-9));
-  CHECK_THAT(r->time.si(), WithinRel(8.4e-6 + 127 * hop + (127.0 / 128.0) * s / bw, 1e-9));
+  // + the network chunk cost on each lock-step step (chunk pipeline).
+  const double chunk = p.net_chunk_latency.si();
+  CHECK_THAT(r->latency.si(), WithinRel(8.4e-6 + 127 * (hop + chunk), 1e-9));
+  CHECK_THAT(r->time.si(), WithinRel(8.4e-6 + 127 * (hop + chunk) + (127.0 / 128.0) * s / bw, 1e-9));
   // AllReduce: 254 steps, and NCCL's 1.4× ring plateau on its own constants.
   auto ar = EstimateCollectiveWith(CollectiveOp::kAllReduce, Bytes(s), g, HopperRingTree(), p, CollectiveAlgo::kRing,
                                    Protocol::kSimple);
   double nccl_part = 1.4 * (8.4e-6 + 254 * 14e-6);
-  CHECK_THAT(ar->latency.si(), WithinRel(nccl_part + 254 * (hop - 14e-6), 1e-9));
+  CHECK_THAT(ar->latency.si(), WithinRel(nccl_part + 254 * (hop - 14e-6 + chunk), 1e-9));
 }
 
 TEST_CASE("cost_model: tree AllReduce latency grows with log2 of the nodes", "[cost_model]") {
@@ -225,7 +227,10 @@ TEST_CASE("cost_model: tree AllReduce latency grows with log2 of the nodes", "[c
     REQUIRE(t);
     double hop = 14e-6 + g.inter_hop_latency.si() +
                  p.hop_latency_jitter.si() * std::sqrt(2 * std::log(static_cast<double>(nodes)));
-    double expect = 8.4e-6 + 2 * (7 * 4.0e-6 + std::log2(nodes) * hop);
+    // + the chunk pipeline's fill: (min chunks + D - 1) chunk costs, D = 2 log2 N + 2.
+    const double depth = 2 * std::log2(nodes) + 2;
+    double expect = 8.4e-6 + 2 * (7 * 4.0e-6 + std::log2(nodes) * hop) +
+                    (p.min_pipeline_chunks + depth - 1) * p.net_chunk_latency.si();
     CHECK_THAT(t->latency.si(), WithinRel(expect, 1e-9));
   }
 }

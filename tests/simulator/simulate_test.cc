@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include "core/loaders.h"
@@ -281,9 +282,13 @@ TEST_CASE("simulator: survey", "[.survey]") {
     SimulationResult b = SimulateStep(wl, cluster, opt);
     opt.fidelity = Fidelity::kFull;
     SimulationResult cc = SimulateStep(wl, cluster, opt);
+    opt.tier_c = TierCSchedule::kCoarse;
+    SimulationResult coarse = SimulateStep(wl, cluster, opt);
     WARN(k.model << " " << k.config << ": A " << a.step_time.si() << " B " << b.report.step_time.si() << " C "
                  << cc.report.step_time.si() << " | B/A " << b.report.step_time / a.step_time << " C/B "
-                 << cc.report.step_time / b.report.step_time << " | expA " << a.exposed_comm.si() << " expB "
+                 << cc.report.step_time / b.report.step_time << " Ccoarse/B "
+                 << coarse.report.step_time / b.report.step_time << " steps " << cc.network_steps << " events "
+                 << cc.events << " | expA " << a.exposed_comm.si() << " expB "
                  << b.report.exposed_comm.si() << " bubA " << a.bubble.si() << " bubB " << b.report.bubble.si()
                  << " | acts B " << b.activities << " C " << cc.activities << " feasible " << a.feasible);
   }
@@ -362,6 +367,118 @@ TEST_CASE("simulator: tier B reaches tier A's verdicts on the seed comparisons",
       CHECK_THAT(t.b, WithinRel(t.a, 0.03));
     }
   }
+}
+
+}  // namespace
+}  // namespace parasim::simulator
+
+namespace parasim::simulator {
+namespace {
+
+SimulationResult TierC(const StepWorkload& wl, const ClusterSpec& cluster, TierCSchedule schedule,
+                       std::vector<Straggler> stragglers = {}, bool trace = false) {
+  SimulationOptions opt;
+  opt.fidelity = Fidelity::kFull;
+  opt.tier_c = schedule;
+  opt.stragglers = std::move(stragglers);
+  opt.trace = trace;
+  return SimulateStep(wl, cluster, opt);
+}
+
+TEST_CASE("simulator: tier C step replay agrees with tier A within 5% without contention", "[simulator]") {
+  // Each step takes latency/K + bandwidth/K of the collective model's time,
+  // so a collective alone takes exactly the model's time: tier C equals tier
+  // B where no two flow sets share a link; the 5% is tier B's own distance
+  // from tier A's closed-form overlap rules (the tier B test above).
+  for (const char* config : {"dp=32,sharding=zero2", "dp=32,sharding=zero3,prefetch=2", "dp=32,sharding=ddp"}) {
+    INFO(config);
+    AnalyticalEvaluator eval(LoadModel("llama2-7b"), H100Nodes(4), Job(64, 4096));
+    const ParallelConfig c = ParseParallelConfig(config);
+    const StepWorkload wl = eval.BuildWorkload(c);
+    const SimulationResult step = TierC(wl, eval.cluster(), TierCSchedule::kStep);
+    REQUIRE(step.step_level);
+    REQUIRE_THAT(step.report.step_time.si(), WithinRel(eval.Evaluate(c).step_time.si(), 0.05));
+    REQUIRE_THAT(step.report.step_time.si(),
+                 WithinRel(SimulateStep(wl, eval.cluster(), SimulationOptions{}).report.step_time.si(), 1e-9));
+  }
+}
+
+TEST_CASE("simulator: tier C step-level and coarse agree when nothing contends", "[simulator]") {
+  // Pure data parallelism: one ring per collective, no other traffic. Step
+  // level is K·(α + β) with α, β the model's latency and bandwidth over K;
+  // coarse is α·K + β·K: equal up to rounding. The step replay has K events
+  // per link class and step where coarse has one per collective.
+  AnalyticalEvaluator eval(LoadModel("llama2-7b"), H100Nodes(4), Job(64, 4096));
+  const StepWorkload wl = eval.BuildWorkload(ParseParallelConfig("dp=32,sharding=zero2"));
+  const SimulationResult step = TierC(wl, eval.cluster(), TierCSchedule::kStep);
+  const SimulationResult coarse = TierC(wl, eval.cluster(), TierCSchedule::kCoarse);
+  REQUIRE_FALSE(coarse.step_level);
+  REQUIRE_THAT(step.report.step_time.si(), WithinRel(coarse.report.step_time.si(), 1e-9));
+  REQUIRE_THAT(step.report.exposed_comm.si(), WithinRel(coarse.report.exposed_comm.si(), 1e-6));
+  REQUIRE(step.network_steps > 20 * coarse.network_steps);
+}
+
+TEST_CASE("simulator: DP and TP sharing NICs run slower in tier C than their isolated predictions", "[simulator]") {
+  // tp = 16 on 8-GPU nodes: each TP ring crosses two nodes (GPU 7 -> 8 and
+  // 15 -> 0 leave through their NICs), and the DP rings {g, g + 16} leave
+  // through every GPU's NIC. The model prices each collective alone (tier B);
+  // in tier C a TP AllReduce step and a DP gather/reduce step in flight
+  // together split those NICs max-min (half each while both move, the engine
+  // test's 1 + β/(α + β) per shared step), so the step is strictly slower,
+  // and by less than all of the critical rank's communication again.
+  AnalyticalEvaluator eval(LoadModel("llama2-7b"), H100Nodes(4), Job(64, 4096));
+  const StepWorkload wl = eval.BuildWorkload(ParseParallelConfig("dp=2,tp=16,sp=on,sharding=zero2"));
+  const SimulationResult b = SimulateStep(wl, eval.cluster(), SimulationOptions{});
+  const SimulationResult c = TierC(wl, eval.cluster(), TierCSchedule::kStep);
+  const SimulationResult coarse = TierC(wl, eval.cluster(), TierCSchedule::kCoarse);
+  INFO("B " << b.report.step_time.si() << " C step " << c.report.step_time.si() << " C coarse "
+            << coarse.report.step_time.si());
+  REQUIRE(c.report.step_time.si() > b.report.step_time.si() * 1.002);
+  REQUIRE(c.report.step_time.si() < b.report.step_time.si() + b.report.comm.si());
+  REQUIRE(coarse.report.step_time.si() > b.report.step_time.si() * 1.002);
+  // Without the DP traffic (ddp buckets only at the step end, no gathers
+  // beside TP) the overlap, and so the slowdown, shrinks.
+}
+
+// End times (µs, ascending) of a rank's activities whose name starts with `name`, from the trace.
+std::vector<double> EndsOf(const std::string& trace, int pid, const std::string& name) {
+  std::vector<double> out;
+  const nlohmann::json doc = nlohmann::json::parse(trace);
+  for (const auto& ev : doc["traceEvents"]) {
+    if (ev["ph"] == "X" && ev["pid"] == pid && ev["name"].get<std::string>().rfind(name, 0) == 0) {
+      out.push_back(ev["ts"].get<double>() + ev["dur"].get<double>());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_CASE("simulator: a straggler delays every step of the ring after it, on every member", "[simulator]") {
+  // DDP over 16 GPUs on 2 nodes: 8 layers of f = 3 ms, b = 6 ms; a 4 ms
+  // AllReduce bucket after each backward (NVLS-tree on 2 nodes: 4 steps). Rank 5
+  // computes 1.2x slower. The k-th bucket's first step needs rank 5's chunk,
+  // which is ready 0.2 · (8f + k·b) late; in lock step every later step waits
+  // for it, so on rank 0 (which was on time) the k-th bucket ends exactly
+  // 0.2 · (24 + 6k) ms late (k = 1..8).
+  StepWorkload wl = HandWorkload(16, 8, 1, 3e-3, 6e-3, 0, 4e-3, ShardingMode::kDdp, 5e-3);
+  const SimulationResult base = TierC(wl, H100Nodes(2), TierCSchedule::kStep, {}, true);
+  const SimulationResult slow = TierC(wl, H100Nodes(2), TierCSchedule::kStep, {Straggler{5, 1.2}}, true);
+  REQUIRE(base.network_steps == 8 * 4);
+  const std::vector<double> on_time = EndsOf(base.trace_json, 0, "grad_reduce");
+  const std::vector<double> late = EndsOf(slow.trace_json, 0, "grad_reduce");
+  REQUIRE(on_time.size() == 8);
+  REQUIRE(late.size() == 8);
+  for (int k = 1; k <= 8; ++k) {
+    INFO("bucket " << k);
+    REQUIRE_THAT(late[k - 1] - on_time[k - 1], WithinRel(0.2 * (24 + 6 * k) * 1e3, 1e-6));
+  }
+}
+
+TEST_CASE("simulator: tier C size limits name the limit", "[simulator]") {
+  StepWorkload big = HandWorkload(kTierCCoarseMaxGpus + 8, 1, 1, 1e-3, 1e-3, 1e-3, 1e-3, ShardingMode::kZero2);
+  REQUIRE_THROWS_WITH(TierC(big, H100Nodes(2), TierCSchedule::kAuto), Catch::Contains("65536"));
+  StepWorkload mid = HandWorkload(kTierCStepMaxGpus + 8, 1, 1, 1e-3, 1e-3, 1e-3, 1e-3, ShardingMode::kZero2);
+  REQUIRE_THROWS_WITH(TierC(mid, H100Nodes(2), TierCSchedule::kStep), Catch::Contains("--tier-c coarse"));
 }
 
 }  // namespace

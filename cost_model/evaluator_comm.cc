@@ -1,0 +1,293 @@
+#include "cost_model/evaluator_comm.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "core/check.h"
+#include "cost_model/comm_plan.h"
+#include "cost_model/eval_memo.h"
+#include "topology/group_path.h"
+
+namespace parasim {
+
+namespace {
+
+// NCCL never takes all of HBM from a kernel beside it (its own copies are
+// HBM-bound): caps the memory-bound slowdown at 10x for absurd inputs.
+constexpr double kMaxNcclHbmShare = 0.9;
+
+// Group paths, resolved by topology/group_path.h and reused: a planner asks
+// for many configs that share their degrees and order (they differ in
+// micro-batch, sharding, recompute), so each thread keeps a memo keyed by the
+// evaluator instance and the group's inputs (eval_memo.h).
+// Path: evaluator, degrees, dim and sub-group, order. Time: + op, size.
+using PathKey = WordKey<8>;
+using TimeKey = WordKey<10>;
+
+class PathCache {
+ public:
+  PathCache(const ClusterSpec& cluster, const ParallelConfig& config, uint64_t evaluator_id)
+      : cluster_(cluster), config_(config), id_(evaluator_id), memo_(config.order.size() <= 23) {}
+  const GroupPath& Get(ParallelDim dim, SubGroup sub) { return Find(dim, sub).path; }
+
+  // Collective time on the group (dim, sub), memoized per thread like the paths.
+  double Time(ParallelDim dim, SubGroup sub, CollectiveOp op, Bytes size, const NcclFeatures& features) {
+    const Local& e = Find(dim, sub);
+    if (!memo_) return EstimateCollective(op, size, e.path, features).time.si();
+    thread_local SlotMemo<TimeKey, double, 1024> times;
+    TimeKey key;
+    std::memcpy(key.w.data(), e.key.w.data(), sizeof e.key.w);
+    key.w[8] = static_cast<uint64_t>(op);
+    key.w[9] = DoubleBits(size.si());
+    return times.Get(key, [&] { return EstimateCollective(op, size, e.path, features).time.si(); });
+  }
+
+ private:
+  struct Local {
+    ParallelDim dim = ParallelDim::kDp;
+    SubGroup sub;
+    GroupPath path;
+    PathKey key;
+  };
+  const Local& Find(ParallelDim dim, SubGroup sub) {
+    for (int i = 0; i < n_; ++i) {
+      if (local_[i].dim == dim && local_[i].sub.size == sub.size && local_[i].sub.stride == sub.stride)
+        return local_[i];
+    }
+    PARASIM_CHECK(n_ < static_cast<int>(local_.size()), "too many distinct groups");
+    Local& e = local_[n_];
+    e.dim = dim;
+    e.sub = sub;
+    const ParallelConfig& c = dim == ParallelDim::kDp && config_.cp > 1 ? Merged() : config_;
+    if (memo_) {
+      e.key.w = {id_, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, static_cast<int>(dim)),
+                 Pack(sub.size, sub.stride)};
+      PackOrder(c.order, &e.key.w[5]);
+      thread_local SlotMemo<PathKey, GroupPath, 256> paths;
+      e.path = paths.Get(e.key, [&] { return ResolveGroupPath(cluster_, c, dim, sub); });
+    } else {
+      e.path = ResolveGroupPath(cluster_, c, dim, sub);
+    }
+    ++n_;
+    return e;
+  }
+
+  const ParallelConfig& Merged() {
+    if (!merged_ready_) {
+      merged_ = WeightGroupConfig(config_);
+      merged_ready_ = true;
+    }
+    return merged_;
+  }
+  const ClusterSpec& cluster_;
+  const ParallelConfig& config_;
+  uint64_t id_;
+  bool memo_;   // the order fits a memo key
+  std::array<Local, 12> local_{};
+  int n_ = 0;
+  ParallelConfig merged_;
+  bool merged_ready_ = false;
+};
+
+// What the collectives and their times depend on: group shapes and order
+// (paths), sizes (mbs, sp, tp/ep-split parameters), sharding.
+using CommKey = WordKey<8>;
+
+// A unit's collectives with their times: what the overlap fold needs.
+struct TimedCollective {
+  double time = 0;   // one issue
+  double bus_bytes = 0;  // one issue: size x nccl-tests bus factor
+  int count = 1;
+  uint8_t dim = 0;     // ParallelDim
+  uint8_t phase = 0;   // CommPhase
+  bool every_micro_batch = true;
+};
+template <int N>
+struct TimedList {
+  std::array<TimedCollective, N> items{};
+  int n = 0;
+};
+struct CommTimes {
+  TimedList<24> layer;       // TP, CP, EP and dense + expert sharding (16 at most today)
+  UnitComm emb, head;        // sharding and vocab-parallel TP, folded (no recompute, no attention)
+  double p2p = 0;            // one pipeline send (0 without pp)
+};
+
+// Adds one timed collective to a unit's overlap buckets.
+void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute,
+             UnitComm& u) {
+  const ParallelDim dim = static_cast<ParallelDim>(tc.dim);
+  const CommPhase phase = static_cast<CommPhase>(tc.phase);
+  const double t = tc.time;
+  const double total = t * tc.count;
+  auto& dim_bucket = tc.every_micro_batch ? u.dim_total_mb : u.dim_total_step;
+  dim_bucket[DimIndex(dim)] += total;
+  if (dim == ParallelDim::kCp) {
+    // Ring attention: each step's K,V transfer hides under one block of attention.
+    const double block = (phase == CommPhase::kForward ? attn_fwd_s : attn_bwd_s) / cp;
+    const double exposed = tc.count * std::max(0.0, t - block);
+    (phase == CommPhase::kForward ? u.cp_exposed_fwd : u.cp_exposed_bwd) += exposed;
+    u.cp_total += total;
+    return;
+  }
+  switch (phase) {
+    case CommPhase::kForward:
+      u.fwd_blocking += total;
+      // Full recomputation re-runs the forward's blocking collectives.
+      if (recompute == RecomputeMode::kFull) {
+        u.bwd_blocking += total;
+        dim_bucket[DimIndex(dim)] += total;
+      }
+      break;
+    case CommPhase::kBackward:
+      u.bwd_blocking += total;
+      break;
+    case CommPhase::kForwardPrefetch:
+      (tc.every_micro_batch ? u.gather_mb : u.gather_step) += total;
+      break;
+    case CommPhase::kBackwardPrefetch:
+      u.bwd_gather_mb += total;
+      break;
+    case CommPhase::kGradientReduce:
+      (tc.every_micro_batch ? u.reduce_mb : u.reduce_step) += total;
+      break;
+    case CommPhase::kStepEnd:
+      u.step_end += total;
+      break;
+  }
+  if (phase == CommPhase::kForwardPrefetch || phase == CommPhase::kBackwardPrefetch ||
+      phase == CommPhase::kGradientReduce) {
+    u.overlap_bus_bytes += tc.bus_bytes * tc.count;
+    u.overlap_time += total;
+  }
+}
+
+// Folds a unit's timed collectives into what the overlap rules need.
+template <int N>
+UnitComm FoldComm(const TimedList<N>& list, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute) {
+  UnitComm u;
+  for (int i = 0; i < list.n; ++i) FoldOne(list.items[i], attn_fwd_s, attn_bwd_s, cp, recompute, u);
+  return u;
+}
+
+// Times each collective of `list` on its placed group; records them when asked.
+template <int N>
+void TimeList(const std::vector<WorkloadCollective>& list, PathCache& paths, const NcclFeatures& features,
+              TimedList<N>& out, std::vector<WorkloadCollective>* record) {
+  PARASIM_CHECK(list.size() <= out.items.size(), "too many collectives in one unit");
+  out.n = 0;
+  for (const WorkloadCollective& c : list) {
+    const double t = paths.Time(c.dim, c.sub, c.op, c.size, features);
+    if (record) {
+      record->push_back(c);
+      record->back().duration = Seconds(t);
+    }
+    const double bus = c.size.si() * BusBandwidthFactor(c.op, paths.Get(c.dim, c.sub).ranks);
+    out.items[out.n++] = TimedCollective{t, bus, c.count, static_cast<uint8_t>(c.dim), static_cast<uint8_t>(c.phase),
+                                         c.every_micro_batch};
+  }
+}
+
+// Vocab-parallel TP collectives of the embedding and LM head activations
+// (embedding output reduce; head input gather and its gradient reduction).
+void AddVocabParallelCollectives(const ParallelConfig& c, double activation_bytes,
+                                 std::vector<WorkloadCollective>& emb_list,
+                                 std::vector<WorkloadCollective>& head_list) {
+  WorkloadCollective x;
+  x.dim = ParallelDim::kTp;
+  x.size = Bytes(activation_bytes);
+  x.blocking = true;
+  x.op = c.sequence_parallel ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
+  x.phase = CommPhase::kForward;
+  x.what = "tp_embedding";
+  emb_list.push_back(x);
+  x.op = c.sequence_parallel ? CollectiveOp::kAllGather : CollectiveOp::kAllReduce;
+  x.phase = c.sequence_parallel ? CommPhase::kForward : CommPhase::kBackward;
+  x.what = "tp_lm_head";
+  head_list.push_back(x);
+  if (c.sequence_parallel) {
+    x.op = CollectiveOp::kReduceScatter;
+    x.phase = CommPhase::kBackward;
+    head_list.push_back(x);
+  }
+}
+
+CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
+                          CommRecord* rec) {
+  PathCache paths(d.cluster, c, d.id);
+  CommPlanInputs ci;
+  ci.tokens = cs.T;
+  ci.hidden = d.lcm.h;
+  ci.kv_width = d.lcm.gd;
+  ci.layer_dense_params = u.layer.dense_params;
+  ci.layer_expert_params = u.layer.params - u.layer.dense_params;
+  ci.experts_per_token = d.model.IsMoe() ? d.lcm.top_k : 0;
+  ci.num_micro_batches = cs.m;
+  const CommPlan plan = BuildCommPlan(c, d.stack, ci);
+  CommTimes out;
+  TimeList(plan.layer, paths, d.features, out.layer, rec ? &rec->layer : nullptr);
+  // Embedding and LM head: their own sharding units, plus vocab-parallel TP.
+  std::vector<WorkloadCollective> emb_list =
+      ShardingCollectives(c, d.stack, cs.tied_single_copy ? 0.0 : u.emb.params, cs.m, "dp_embedding");
+  std::vector<WorkloadCollective> head_list = ShardingCollectives(c, d.stack, u.head.params, cs.m, "dp_lm_head");
+  if (c.tp > 1) AddVocabParallelCollectives(c, cs.T * d.lcm.h * 2.0, emb_list, head_list);
+  TimedList<12> emb_timed, head_timed;
+  TimeList(emb_list, paths, d.features, emb_timed, rec ? &rec->emb : nullptr);
+  TimeList(head_list, paths, d.features, head_timed, rec ? &rec->head : nullptr);
+  out.emb = FoldComm(emb_timed, 0, 0, c.cp, RecomputeMode::kNone);
+  out.head = FoldComm(head_timed, 0, 0, c.cp, RecomputeMode::kNone);
+  if (rec) rec->pp_send = plan.pp_send;
+  if (plan.has_pp_send) {
+    out.p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, d.features);
+    if (rec) rec->pp_send.duration = Seconds(out.p2p);
+  }
+  return out;
+}
+
+// Slowdown of compute while a gather or reduction runs beside it (DESIGN.md
+// §4: NCCL takes SMs and memory bandwidth). Matmul-bound kernels lose the
+// SMs NCCL occupies; memory-bound kernels lose the HBM bandwidth NCCL's data
+// path uses (passes x bus bytes/s: FIFO written by the peer or NIC, read and
+// copied out by the NCCL kernel); launch gaps lose nothing. Weighted by the
+// layer's time in each kind of kernel. One factor per config, shared with
+// the simulator through the workload.
+double OverlapInterference(const EvaluatorData& d, const UnitCost& layer, const UnitComm& comm) {
+  if (comm.overlap_time <= 0) return 1.0 + d.sm_share;
+  KernelSeconds k = layer.fwd;
+  k += layer.bwd;
+  const double total = k.Total();
+  if (total <= 0) return 1.0 + d.sm_share;
+  const double nccl_hbm_Bps = d.stack.nccl_memory_passes * comm.overlap_bus_bytes / comm.overlap_time;
+  const double hbm_share = std::min(kMaxNcclHbmShare, nccl_hbm_Bps / d.lcm.rates.hbm_Bps);
+  const double memory_bound = k.elementwise + k.loss + k.copy;
+  return 1.0 + (k.Matmul() * d.sm_share + memory_bound * hbm_share / (1.0 - hbm_share)) / total;
+}
+
+}  // namespace
+
+TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
+                            CommRecord* record) {
+  CommKey key{{d.id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.micro_batch),
+               Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0))}};
+  const bool order_fits = PackOrder(c.order, &key.w[5]);
+  const CommTimes* timed = nullptr;
+  if (record || !order_fits) {
+    thread_local CommTimes direct;   // (thread_local: no zeroing per call)
+    direct = TimeCollectives(d, c, cs, u, record);
+    timed = &direct;
+  } else {
+    thread_local SlotMemo<CommKey, CommTimes, 512> memo;
+    timed = &memo.Get(key, [&] { return TimeCollectives(d, c, cs, u, nullptr); });
+  }
+  TimedComm out;
+  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, u.layer.bwd.attention - u.layer.recompute_s, c.cp,
+                       c.recompute);
+  out.emb = timed->emb;
+  out.head = timed->head;
+  out.p2p = timed->p2p;
+  out.interference = OverlapInterference(d, u.layer, out.layer);
+  return out;
+}
+
+}  // namespace parasim

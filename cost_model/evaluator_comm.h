@@ -1,0 +1,49 @@
+// Tier-A pass 2: the collectives each parallelism issues (comm_plan.h),
+// timed on their placed groups (collective_cost.h over group_path.h) and
+// folded into what the overlap rules need, with the compute slowdown while
+// NCCL runs beside compute. Memoized per thread unless the collectives are
+// recorded for the simulator's workload.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "cost_model/evaluator_context.h"
+#include "cost_model/workload.h"
+
+namespace parasim {
+
+// A unit's collectives reduced to what the overlap rules need (seconds, per micro-batch).
+struct UnitComm {
+  double fwd_blocking = 0, bwd_blocking = 0;  // TP / EP / embedding-head TP (exposed)
+  double cp_exposed_fwd = 0, cp_exposed_bwd = 0, cp_total = 0;
+  double gather_mb = 0, gather_step = 0;          // forward gathers (every micro-batch / once)
+  double bwd_gather_mb = 0;                       // zero3 re-gather
+  double reduce_mb = 0, reduce_step = 0;          // gradient reductions
+  double step_end = 0;                            // blocking, after the last micro-batch
+  // Gathers and reductions that run beside compute: bus bytes and time (all
+  // issues), whose ratio is the HBM traffic NCCL adds to the compute's.
+  double overlap_bus_bytes = 0, overlap_time = 0;
+  std::array<double, kNumDims> dim_total_mb{};    // per micro-batch comm by dimension
+  std::array<double, kNumDims> dim_total_step{};  // once per step
+};
+
+// The communication of one config, per unit kind.
+struct TimedComm {
+  UnitComm layer, emb, head;
+  double p2p = 0;             // one pipeline send (0 without pp)
+  double interference = 1;    // compute slowdown factor while a gather or reduction overlaps it
+};
+
+// The full collectives with their durations, for the simulator's workload.
+struct CommRecord {
+  std::vector<WorkloadCollective> layer, emb, head;
+  WorkloadCollective pp_send;
+};
+
+// Times the config's collectives; fills `record` when given (and then
+// bypasses the memo, which keeps times only).
+TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
+                            CommRecord* record);
+
+}  // namespace parasim

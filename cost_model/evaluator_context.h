@@ -1,0 +1,73 @@
+// What the tier-A passes share (DESIGN.md §1: unit costs -> timed
+// communication -> per-stage time -> memory -> report): the evaluator's
+// config-independent data, built once per (model, cluster, job), and the
+// shape of the one config being evaluated. Plain structs; each pass reads
+// them and writes its own result struct.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/cluster_spec.h"
+#include "core/job_spec.h"
+#include "core/model_spec.h"
+#include "core/parallel_config.h"
+#include "cost_model/collective_cost.h"
+#include "cost_model/evaluator_finish.h"
+#include "cost_model/layer_cost.h"
+#include "cost_model/memory.h"
+#include "cost_model/software_stack.h"
+#include "cost_model/workload.h"
+
+namespace parasim {
+
+constexpr int kNumDims = 5;  // ParallelDim values
+inline int DimIndex(ParallelDim d) { return static_cast<int>(d); }
+
+struct EvaluatorData {
+  ModelSpec model;
+  ClusterSpec cluster;
+  JobSpec job;
+  SoftwareStack stack;
+  LayerCostModel lcm;
+  ActivationPerToken act;
+  PowerStates power;
+  NcclFeatures features;
+  double peak_flops = 0;
+  double sm_share = 0;        // SMs an overlapping NCCL kernel takes from compute (fraction)
+  double model_flops_per_token = 0;
+  double capacity = 0;
+  std::string capacity_text;   // capacity in GB as a memory verdict prints it
+  double score_bytes_per_token = 0;  // unfused attention activations (÷ tp; selective recompute drops them)
+  FacilityPower facility;      // node and fabric-switch power (0 W = not counted)
+  uint64_t id = 0;  // unique per instance: keys the per-thread memo tables
+};
+
+// One valid config's sizes, as the passes use them.
+struct ConfigShape {
+  int world = 1;                 // GPUs
+  int m = 1;                     // micro-batches per step
+  int pp = 1, v = 1;             // stages, virtual chunks per stage
+  double T = 0;                  // tokens per micro-batch per GPU
+  bool tied_single_copy = false; // tied embeddings on one stage: the head holds the only copy
+  int shard = 1;                 // group the dense weights are sharded over (dp·cp, or G for hsdp)
+  int expert_shard = 1;          // group the experts are sharded over
+  bool sharded_optimizer = false;
+};
+
+// The compute of the three kinds of unit (layer_cost.h).
+struct Units {
+  UnitCost layer, emb, head;
+};
+
+// Parameters one stage holds (÷ tp, ÷ ep for experts).
+struct StageParamCount {
+  double dense = 0, expert = 0;
+};
+inline StageParamCount StageParamsOf(const Units& u, const ConfigShape& cs, int layers, bool first, bool last) {
+  return {layers * u.layer.dense_params + (first && !cs.tied_single_copy ? u.emb.params : 0.0) +
+              (last ? u.head.params : 0.0),
+          layers * (u.layer.params - u.layer.dense_params)};
+}
+
+}  // namespace parasim

@@ -1,0 +1,22 @@
+// Tier-A pass 4: memory per GPU of every pipeline stage (memory.h), and the
+// peak stage's breakdown.
+#pragma once
+
+#include <vector>
+
+#include "cost_model/evaluator_context.h"
+#include "cost_model/memory.h"
+
+namespace parasim {
+
+struct MemoryPlan {
+  std::vector<double> stage_bytes;   // per stage, peak per GPU
+  MemoryEstimate peak;               // of the peak stage
+  int peak_stage = 0;                // the first stage at the peak
+};
+
+// Sizes every stage into `out` (reused between calls).
+void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
+                     const std::vector<int>& stage_layers, MemoryPlan* out);
+
+}  // namespace parasim

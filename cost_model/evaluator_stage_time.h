@@ -1,0 +1,59 @@
+// Tier-A pass 3: per-stage time. Each stage's units ([embedding] + layers +
+// [LM head]) with their communication go through the overlap rules
+// (overlap.h) for a middle micro-batch, the first (once-per-step gathers) and
+// the last (once-per-step reductions); the stages then compose into the
+// pipeline's step time. Stages of the same shape (layers, first, last) time
+// the same, so each shape is timed once.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "cost_model/evaluator_comm.h"
+#include "cost_model/evaluator_context.h"
+
+namespace parasim {
+
+struct StageResult {
+  double per_mb = 0;              // fwd + bwd + p2p of a middle micro-batch
+  double extra = 0;               // once-per-step additions (first gathers, last reductions, step end, optimizer)
+  double compute = 0;             // kernel time per step incl. interference and optimizer
+  double exposed = 0;             // exposed comm per step
+  double comm = 0;                // comm time per step (all streams)
+  double matmul = 0, memory = 0;  // power-state split of `compute`
+  KernelSeconds kernels;          // per step
+  double interference = 0, optimizer = 0;
+  std::array<double, kNumDims> dim_total{}, dim_exposed{};
+};
+
+// The timing of one stage shape, shared by the stages of that shape.
+struct StageShape {
+  int layers = 0;
+  bool first = false, last = false;
+  StageResult t;
+};
+
+struct StagePlan {
+  std::vector<StageShape> shapes;
+  std::vector<int> shape_of;   // per stage: index into shapes
+  const StageResult& Of(int stage) const { return shapes[shape_of[stage]].t; }
+};
+
+struct PipelineStep {
+  double step_s = 0;
+  int critical = 0;   // the stage with the longest middle micro-batch (first of equals)
+};
+
+// Layers per stage: explicit pp_layers as given, balanced splits memoized
+// (they depend on pp alone). Valid until the next call on this thread.
+const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelConfig& c);
+
+// Times every stage shape of the config into `out` (reused between calls).
+void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
+                const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out);
+
+// The step: the pipeline over the stages' middle micro-batches plus the
+// largest once-per-step addition.
+PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs);
+
+}  // namespace parasim

@@ -1,0 +1,81 @@
+#include "cost_model/evaluator_workload.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "cost_model/evaluator_report.h"
+
+namespace parasim {
+
+namespace {
+
+LayerWork MakeLayer(const UnitCost& u, const std::vector<WorkloadCollective>& coll, const std::string& name, int index,
+                    int chunk) {
+  LayerWork w;
+  w.name = name;
+  w.layer_index = index;
+  w.chunk = chunk;
+  w.forward_time = Seconds(u.fwd.Total());
+  w.backward_time = Seconds(u.bwd.Total());
+  w.recompute_time = Seconds(u.recompute_s);
+  w.forward_matmul_time = Seconds(u.fwd.Matmul());
+  w.backward_matmul_time = Seconds(u.bwd.Matmul());
+  w.forward_flops = Flops(u.fwd_flops);
+  w.backward_flops = Flops(u.bwd_flops);
+  w.forward_bytes = Bytes(u.fwd_bytes);
+  w.backward_bytes = Bytes(u.bwd_bytes);
+  w.parameter_bytes = Bytes(2.0 * u.params);
+  w.collectives = coll;
+  return w;
+}
+
+// Step-level fields: schedule, sharding, FLOPs, power.
+void FillStepFields(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, double interference,
+                    StepWorkload* wl) {
+  const StepFlops flops = StepFlopsOf(d, c);
+  wl->config = c;
+  wl->num_micro_batches = cs.m;
+  wl->virtual_stages = cs.v;
+  wl->schedule = c.schedule;
+  wl->sharding = c.sharding;
+  wl->prefetch_depth = c.prefetch;
+  wl->reshard_after_forward = (c.sharding == ShardingMode::kZero3 || c.sharding == ShardingMode::kHsdp) &&
+                              !(cs.pp > 1 && d.stack.fsdp_pp_accumulate_unsharded);
+  wl->comm_interference = interference;
+  wl->tokens_per_step = d.job.TokensPerStep();
+  wl->model_flops_per_step = Flops(flops.model);
+  wl->hardware_flops_per_step = Flops(flops.hardware);
+  wl->power = d.power;
+  wl->node_overhead_power = d.cluster.node_overhead_power;
+  wl->world_size = cs.world;
+}
+
+}  // namespace
+
+void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
+                       const TimedComm& comm, const CommRecord& record, const std::vector<int>& stage_layers,
+                       const StagePlan& stages, const MemoryPlan& memory, StepWorkload* wl) {
+  FillStepFields(d, c, cs, comm.interference, wl);
+  wl->stages.clear();
+  const int pp = cs.pp, v = cs.v;
+  int layer_index = 0;
+  for (int s = 0; s < pp; ++s) {
+    StageWork sw;
+    sw.stage = s;
+    const int L = stage_layers[s];
+    if (s == 0) sw.layers.push_back(MakeLayer(u.emb, record.emb, "embedding", -1, 0));
+    for (int i = 0; i < L; ++i, ++layer_index) {
+      const int chunk = v > 1 ? i / std::max(1, L / v) : 0;
+      sw.layers.push_back(MakeLayer(u.layer, record.layer, StrCat("layer ", layer_index), layer_index, chunk));
+    }
+    if (s == pp - 1) sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1));
+    sw.pp_send_bytes = pp > 1 ? record.pp_send.size : Bytes(0);
+    sw.pp_send_time = pp > 1 ? record.pp_send.duration : Seconds(0);
+    sw.optimizer_time = Seconds(stages.Of(s).optimizer);
+    sw.memory_peak = Bytes(memory.stage_bytes[s]);
+    wl->stages.push_back(std::move(sw));
+  }
+}
+
+}  // namespace parasim

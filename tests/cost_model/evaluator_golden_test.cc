@@ -1,0 +1,58 @@
+// Tier A byte for byte: every field of every golden case's report equals the
+// committed text (tests/data/golden/evaluator_tier_a.txt). A refactor of the
+// evaluator must leave it unchanged; an intended change regenerates it
+// (PARASIM_WRITE_GOLDEN=1, see report_golden.h) and says so in its commit.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cost_model/evaluator.h"
+#include "report_golden.h"
+
+using namespace parasim;
+using namespace parasim::testing;
+
+namespace {
+
+const std::string kGoldenPath = std::string(PARASIM_SOURCE_DIR) + "/tests/data/golden/evaluator_tier_a.txt";
+
+std::vector<std::string> TierABlocks() {
+  std::vector<std::string> blocks;
+  for (const GoldenCase& g : GoldenCases()) {
+    const AnalyticalEvaluator ev(GoldenModel(g, PARASIM_SOURCE_DIR), GoldenCluster(g), GoldenJob(g));
+    const Report r = ev.Evaluate(ParseParallelConfig(g.config));
+    blocks.push_back("== " + GoldenCaseName(g) + "\n" + GoldenText(r));
+  }
+  return blocks;
+}
+
+}  // namespace
+
+TEST_CASE("tier A reports equal the golden file byte for byte", "[golden]") {
+  const std::vector<std::string> got = TierABlocks();
+  if (GoldenWriteMode()) {
+    WriteGoldenFile(kGoldenPath, got);
+    WARN("wrote " << kGoldenPath);
+    return;
+  }
+  const std::vector<std::string> want = GoldenBlocks(ReadGoldenFile(kGoldenPath));
+  REQUIRE(want.size() == got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("case " << i);
+    CHECK(got[i] == want[i]);
+  }
+}
+
+TEST_CASE("golden cases cover feasible, memory-infeasible and malformed configs", "[golden]") {
+  // The golden file is only a guard if it holds each kind of outcome.
+  int feasible = 0, memory = 0, malformed = 0;
+  for (const std::string& b : GoldenBlocks(ReadGoldenFile(kGoldenPath))) {
+    if (b.find("  feasible true\n") != std::string::npos) ++feasible;
+    if (b.find("infeasible_reason memory:") != std::string::npos) ++memory;
+    if (b.find("infeasible_reason config:") != std::string::npos) ++malformed;
+  }
+  CHECK(feasible >= 30);
+  CHECK(memory >= 2);
+  CHECK(malformed >= 3);
+}
