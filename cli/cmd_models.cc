@@ -40,7 +40,7 @@ nlohmann::ordered_json ModelJson(const ModelSpec& m) {
   j["experts_per_token"] = m.experts_per_token;
   j["moe_ffn_hidden_size"] = m.moe_ffn_hidden_size;
   j["parameters"] = m.ParameterCount();
-  j["active_parameters"] = m.ParameterCount() - m.num_layers * (m.LayerParameters() - m.ActiveLayerParameters());
+  j["active_parameters"] = m.ActiveParameterCount();
   j["embedding_parameters"] = m.EmbeddingParameters();
   j["layer_parameters"] = m.LayerParameters();
   j["lm_head_parameters"] = m.LmHeadParameters();

@@ -78,8 +78,8 @@ const CommandRegistration kPlan{
       AddSpecOptions(cmd, f->spec, true);
       AddPlannerFlags(cmd, f->planner);
       cmd.add_flag("--explain", f->explain, "Explain the winner against the runner-up and pure FSDP");
-      cmd.add_option("--emit", f->emit, "Print launch settings of the best plan: megatron | torchtitan | deepspeed")
-          ->check(CLI::IsMember({"megatron", "torchtitan", "deepspeed"}));
+      cmd.add_option("--emit", f->emit, "Print launch settings of the best plan: megatron | torchtitan | torchtitan@0.2 (TOML) | deepspeed")
+          ->check(CLI::IsMember({"megatron", "torchtitan", "torchtitan@0.2", "deepspeed"}));
       AddOutputOptions(cmd, f->out);
       AddPlotOption(cmd, f->plot);
       cmd.add_flag("--quiet", f->quiet, "No progress line on stderr (shown only on a terminal, after ~2 s)");

@@ -22,6 +22,7 @@ const char* ToString(NetworkTransport t);
 struct IntraNodeSpec {
   IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
   int nvlink_domain_size = 8;        // GPUs sharing one NVLink domain
+  int nvlink_domain_usable = 0;      // GPUs of each domain a job may use (0: all); NVL72 with 2 trays spare: 64
   Seconds nvlink_latency = Microseconds(0.7);  // per hop, see hw_profiles sources
 };
 

@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/input_file.h"
 #include "core/did_you_mean.h"
+#include "core/input_file.h"
+#include "core/internal/hf_families.h"
+#include "core/internal/json_fields.h"
 #include "core/internal/yaml_reader.h"
 #include "core/loaders.h"
 #include "core/model_presets.h"
@@ -15,7 +17,31 @@
 namespace parasim {
 namespace {
 
+using internal::JsonFields;
 using internal::YamlMap;
+
+// Fields of today's layouts: interleaved MoE, MLA, local attention.
+void ValidateModernFields(const ModelSpec& m, const std::string& file, IssueList& issues) {
+  if (m.moe_layer_interval < 1) issues.Add(file, "moe_layer_interval", StrCat("must be >= 1, got ", m.moe_layer_interval));
+  if (m.first_dense_layers < 0 || m.first_dense_layers > m.num_layers) {
+    issues.Add(file, "first_dense_layers", StrCat(m.first_dense_layers, " must lie in [0, num_layers]"));
+  }
+  if (m.MixesLayerKinds() && m.ffn_hidden_size <= 0) {
+    issues.Add(file, "ffn_hidden_size", "must be positive: the model has dense layers beside its MoE layers");
+  }
+  if (m.num_shared_experts > 0 && m.shared_expert_ffn_hidden_size <= 0) {
+    issues.Add(file, "shared_expert_ffn_hidden_size", "must be positive when there are shared experts");
+  }
+  if (m.IsMla() && (m.qk_nope_head_dim <= 0 || m.qk_rope_head_dim <= 0 || m.v_head_dim <= 0)) {
+    issues.Add(file, "kv_lora_rank", "MLA needs positive qk_nope_head_dim, qk_rope_head_dim and v_head_dim");
+  }
+  if (m.local_attention_layers < 0 || m.local_attention_layers > m.num_layers) {
+    issues.Add(file, "local_attention_layers", StrCat(m.local_attention_layers, " must lie in [0, num_layers]"));
+  }
+  if (m.local_attention != LocalAttention::kNone && m.local_attention_layers > 0 && m.attention_window <= 0) {
+    issues.Add(file, "attention_window", "must be positive for local-attention layers");
+  }
+}
 
 void ValidateModel(const ModelSpec& m, const std::string& file, IssueList& issues) {
   auto need_positive = [&](int64_t v, const char* key) {
@@ -30,7 +56,11 @@ void ValidateModel(const ModelSpec& m, const std::string& file, IssueList& issue
   const std::pair<int64_t, const char*> kBounded[] = {
       {m.hidden_size, "hidden_size"}, {m.num_layers, "num_layers"}, {m.num_attention_heads, "num_attention_heads"},
       {m.ffn_hidden_size, "ffn_hidden_size"}, {m.moe_ffn_hidden_size, "moe_ffn_hidden_size"},
-      {m.vocab_size, "vocab_size"}, {m.num_experts, "num_experts"}, {m.head_dim, "head_dim"}};
+      {m.vocab_size, "vocab_size"}, {m.num_experts, "num_experts"}, {m.head_dim, "head_dim"},
+      {m.shared_expert_ffn_hidden_size, "shared_expert_ffn_hidden_size"}, {m.num_shared_experts, "num_shared_experts"},
+      {m.q_lora_rank, "q_lora_rank"}, {m.kv_lora_rank, "kv_lora_rank"}, {m.v_head_dim, "v_head_dim"},
+      {m.qk_nope_head_dim, "qk_nope_head_dim"}, {m.qk_rope_head_dim, "qk_rope_head_dim"},
+      {m.mtp_layers, "mtp_layers"}, {m.moe_layer_interval, "moe_layer_interval"}};
   for (const auto& [v, key] : kBounded) {
     if (v > (int64_t{1} << 24)) issues.Add(file, key, StrCat(v, " is implausibly large (limit 16777216)"));
   }
@@ -53,6 +83,7 @@ void ValidateModel(const ModelSpec& m, const std::string& file, IssueList& issue
     need_positive(m.ffn_hidden_size, "ffn_hidden_size");
   }
   if (m.position == PositionKind::kLearned) need_positive(m.max_position_embeddings, "max_position_embeddings");
+  ValidateModernFields(m, file, issues);
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -65,47 +96,6 @@ std::string ReadFile(const std::string& path) {
 
 // --- Hugging Face config.json ---------------------------------------------
 
-class JsonFields {
- public:
-  JsonFields(const nlohmann::json& j, std::string file, IssueList& issues)
-      : j_(j), file_(std::move(file)), issues_(issues) {}
-
-  bool Has(const char* key) const { return j_.contains(key) && !j_[key].is_null(); }
-  int64_t Int(const char* key) {
-    if (!Has(key)) {
-      issues_.Add(file_, key, "required key is missing");
-      return 0;
-    }
-    if (!j_[key].is_number_integer()) {
-      issues_.Add(file_, key, StrCat("expected an integer, got ", j_[key].dump()));
-      return 0;
-    }
-    return j_[key].get<int64_t>();
-  }
-  int64_t Int(const char* key, int64_t fallback) { return Has(key) ? Int(key) : fallback; }
-  bool Bool(const char* key, bool fallback) {
-    if (!Has(key)) return fallback;
-    if (!j_[key].is_boolean()) {
-      issues_.Add(file_, key, StrCat("expected true or false, got ", j_[key].dump()));
-      return fallback;
-    }
-    return j_[key].get<bool>();
-  }
-  double Double(const char* key, double fallback) {
-    if (!Has(key)) return fallback;
-    if (!j_[key].is_number()) {
-      issues_.Add(file_, key, StrCat("expected a number, got ", j_[key].dump()));
-      return fallback;
-    }
-    return j_[key].get<double>();
-  }
-
- private:
-  const nlohmann::json& j_;
-  std::string file_;
-  IssueList& issues_;
-};
-
 // The architecture family of a config: model_type first, then architectures[0].
 std::string HfFamily(const nlohmann::json& j) {
   if (j.contains("model_type") && j["model_type"].is_string()) return j["model_type"].get<std::string>();
@@ -115,7 +105,11 @@ std::string HfFamily(const nlohmann::json& j) {
     static const std::pair<const char*, const char*> kArchToType[] = {
         {"LlamaForCausalLM", "llama"},     {"MistralForCausalLM", "mistral"}, {"MixtralForCausalLM", "mixtral"},
         {"Qwen2ForCausalLM", "qwen2"},     {"GPTNeoXForCausalLM", "gpt_neox"}, {"GPT2LMHeadModel", "gpt2"},
-        {"MPTForCausalLM", "mpt"}};
+        {"MPTForCausalLM", "mpt"},         {"Qwen3ForCausalLM", "qwen3"},      {"Qwen3MoeForCausalLM", "qwen3_moe"},
+        {"Gemma2ForCausalLM", "gemma2"},   {"Gemma3ForCausalLM", "gemma3_text"},
+        {"Gemma3ForConditionalGeneration", "gemma3"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
+        {"DeepseekV3ForCausalLM", "deepseek_v3"},     {"Llama4ForConditionalGeneration", "llama4"},
+        {"Llama4ForCausalLM", "llama4_text"},         {"GptOssForCausalLM", "gpt_oss"}};
     for (const auto& [a, t] : kArchToType) {
       if (arch == a) return t;
     }
@@ -134,6 +128,8 @@ ModelSpec FromLlamaLike(JsonFields& f, const std::string& family) {
   m.vocab_size = f.Int("vocab_size");
   m.tied_embeddings = f.Bool("tie_word_embeddings", false);
   m.max_position_embeddings = f.Int("max_position_embeddings", 0);
+  m.norm_eps = f.Double("rms_norm_eps", 0.0);
+  m.rope_theta = f.Double("rope_theta", 0.0);
   m.mlp = MlpKind::kSwiGlu;
   m.norm = NormKind::kRmsNorm;
   m.position = PositionKind::kRope;
@@ -303,6 +299,8 @@ ModelSpec LoadHuggingFaceConfig(const std::string& path) {
   ModelSpec m;
   if (family == "llama" || family == "mistral" || family == "mixtral" || family == "qwen2") {
     m = FromLlamaLike(f, family);
+  } else if (internal::LoadModernFamily(j, family, path, issues, m)) {
+    // read by core/model_loader_hf.cc
   } else if (family == "gpt_neox") {
     m = FromGptNeoX(f);
   } else if (family == "gpt2") {
@@ -312,7 +310,8 @@ ModelSpec LoadHuggingFaceConfig(const std::string& path) {
   } else {
     throw InvalidInput(path, "model_type",
                 StrCat(family.empty() ? std::string("missing") : "'" + family + "' is not supported",
-                       "; supported: llama, mistral, mixtral, qwen2, gpt_neox, gpt2, mpt"));
+                       "; supported: llama, mistral, mixtral, qwen2, gpt_neox, gpt2, mpt, ",
+                       internal::ModernFamilyNames()));
   }
   issues.ThrowIfAny();
   m.name = std::filesystem::path(path).parent_path().filename().string();
@@ -326,6 +325,18 @@ ModelSpec LoadHuggingFaceConfig(const std::string& path) {
 ModelSpec LoadModel(const std::string& name_or_path) {
   for (const ModelSpec& m : ModelPresets()) {
     if (m.name == name_or_path) return m;
+  }
+  std::error_code dir_ec;   // a name too long to stat is not a directory (no throw)
+  if (std::filesystem::is_directory(name_or_path, dir_ec)) {
+    // A Hugging Face checkout as downloaded: its config.json describes the model.
+    const std::filesystem::path config = std::filesystem::path(name_or_path) / "config.json";
+    if (!std::filesystem::is_regular_file(config)) {
+      throw InvalidInput(name_or_path, "--model", "directory has no config.json (expected a Hugging Face checkout)");
+    }
+    ModelSpec m = LoadHuggingFaceConfig(config.string());
+    m.name = std::filesystem::path(name_or_path).lexically_normal().filename().string();
+    if (m.name.empty()) m.name = std::filesystem::path(name_or_path).lexically_normal().parent_path().filename().string();
+    return m;
   }
   if (PathExists(name_or_path)) {
     if (EndsWith(name_or_path, ".json")) return LoadHuggingFaceConfig(name_or_path);

@@ -177,6 +177,23 @@ GpuProfile LoadGpuProfile(const std::string& name_or_path) {
   return g;
 }
 
+// An operator that keeps spare trays (GB200/GB300 NVL72 jobs ran on 64 of 72)
+// gives a job fewer GPUs per domain: the job's node is the usable part, with
+// one NIC per GPU as before; the NVLink switches stay non-blocking.
+static void ApplyUsableDomain(ClusterSpec& c, const std::string& file, IssueList& issues) {
+  const int usable = c.intra_node.nvlink_domain_usable;
+  if (usable == 0) return;
+  if (usable > c.intra_node.nvlink_domain_size || c.gpus_per_node != c.intra_node.nvlink_domain_size) {
+    issues.Add(file, "intra_node.nvlink_domain_usable",
+               StrCat(usable, " must not exceed the NVLink domain (", c.intra_node.nvlink_domain_size,
+                      "), which must be one node (gpus_per_node ", c.gpus_per_node, ")"));
+    return;
+  }
+  if (c.inter_node.nics_per_node == c.gpus_per_node) c.inter_node.nics_per_node = usable;
+  c.gpus_per_node = usable;
+  c.intra_node.nvlink_domain_size = usable;
+}
+
 ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
   std::string file;
   YAML::Node root = OpenProfileYaml("clusters", name_or_path, "--cluster", file);
@@ -194,6 +211,7 @@ ClusterSpec LoadCluster(const std::string& name_or_path, int nodes_override) {
   YamlTree tree(map);
   internal::ReadFields(tree, ClusterFields(), c, false, {"inter_node.tiers"});
   if (!tree.At("intra_node").Has("nvlink_domain_size")) c.intra_node.nvlink_domain_size = c.gpus_per_node;
+  ApplyUsableDomain(c, file, issues);
   {
     YamlMap& intra = tree.At("intra_node");
     c.intra_node.fabric = ParseIntraFabric(intra);

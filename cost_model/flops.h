@@ -22,13 +22,26 @@ struct MatmulWeights {
   double Layer() const { return q + kv + out + mlp + router; }
 };
 
+// Models whose layers differ (dense first layers, MoE every n-th layer) are
+// counted as L average layers: the weights above are per-layer means, so
+// sums over layers are exact. Layers with sliding-window or chunked attention
+// attend to fewer keys; `AttentionLayers` folds them into an equivalent
+// number of full-attention layers at a given sequence length.
 struct ModelFlops {
   MatmulWeights w;
   int64_t num_layers = 0;
-  double attn_width = 0;            // a·d (= h for Llama)
+  double attn_width = 0;            // a·d (= h for Llama); MLA: a·(d_qk + d_v)/2
   double n_matmul = 0;              // L·layer + lm_head (active experts only)
+  int64_t local_layers = 0;         // layers with sliding-window or chunked attention
+  double window = 0;                // their window or chunk, tokens
+  bool chunked = false;
 
-  // DESIGN.md §4: 6·N_matmul + 12·L·(a·d)·s.
+  // Full-attention-equivalent layer count at `seq_len` (= L without local layers).
+  double AttentionLayers(int64_t seq_len) const;
+  // AttentionLayers / L: the mean fraction of the full causal score matrix a layer computes.
+  double AttentionContextFraction(double seq_len) const;
+
+  // DESIGN.md §4: 6·N_matmul + 12·L·(a·d)·s (L → AttentionLayers(s) with local attention).
   double ModelFlopsPerToken(int64_t seq_len) const;
   // Model FLOPs plus the recomputed forward (selective: attention core; full: every layer).
   // `sac_fraction` > 0: selective is op-level SAC recomputing that fraction
@@ -38,8 +51,13 @@ struct ModelFlops {
 
 ModelFlops CountModelFlops(const ModelSpec& model);
 
+// Fraction of the causal score matrix (s·(s+1)/2 query-key pairs) a layer
+// computes with a sliding window of `window` keys or `window`-token chunks.
+double LocalAttentionFraction(double seq_len, double window, bool chunked);
+
 // Forward FLOPs of one layer's ops on one GPU for one micro-batch: `tokens`
-// local tokens (b·s/cp), queries attending to `context` keys (s), split over tp.
+// local tokens (b·s/cp), queries attending to `context` keys (s; scaled by
+// AttentionContextFraction for local-attention layers), split over tp.
 struct LayerOpFlops {
   double qkv = 0, attention = 0, out_proj = 0, mlp = 0, router = 0;
   double Total() const { return qkv + attention + out_proj + mlp + router; }

@@ -36,6 +36,13 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
   m.top_k = static_cast<double>(model.experts_per_token);
   m.expert_ffn = static_cast<double>(model.moe_ffn_hidden_size > 0 ? model.moe_ffn_hidden_size
                                                                    : model.ffn_hidden_size);
+  m.qkv_width = model.IsMla() ? (m.flops.w.q + m.flops.w.kv) / m.h : m.ad + 2.0 * m.gd;
+  m.out_width = model.IsMla() ? m.flops.w.out / m.h : m.ad;
+  m.attn_core_width = model.IsMla() ? m.flops.attn_width : m.ad;
+  m.shared_ffn = static_cast<double>(model.num_shared_experts * model.shared_expert_ffn_hidden_size);
+  if (model.MixesLayerKinds()) {
+    m.moe_layer_share = static_cast<double>(model.MoeLayerCount()) / static_cast<double>(model.num_layers);
+  }
   m.heads = static_cast<double>(model.num_attention_heads);
   m.head_dim = static_cast<double>(model.HeadDim());
   // PyTorch's native LayerNorm is one fused kernel (read + write); RMSNorm
@@ -47,15 +54,48 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
   return m;
 }
 
+namespace {
+
+// Every field of `a`·wa + `b`·(1 − wa).
+UnitCost Blend(const UnitCost& a, const UnitCost& b, double wa) {
+  const double wb = 1.0 - wa;
+  UnitCost u;
+  u.fwd = a.fwd.Scaled(wa);
+  u.fwd += b.fwd.Scaled(wb);
+  u.bwd = a.bwd.Scaled(wa);
+  u.bwd += b.bwd.Scaled(wb);
+  u.recompute_s = wa * a.recompute_s + wb * b.recompute_s;
+  u.fwd_flops = wa * a.fwd_flops + wb * b.fwd_flops;
+  u.bwd_flops = wa * a.bwd_flops + wb * b.bwd_flops;
+  u.fwd_bytes = wa * a.fwd_bytes + wb * b.fwd_bytes;
+  u.bwd_bytes = wa * a.bwd_bytes + wb * b.bwd_bytes;
+  u.params = wa * a.params + wb * b.params;
+  u.dense_params = wa * a.dense_params + wb * b.dense_params;
+  return u;
+}
+
+UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, double T);
+
+}  // namespace
+
 UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, double T) {
+  if (!m.moe || m.moe_layer_share >= 1.0) return SingleKindLayerCost(m, c, T);
+  LayerCostModel dense = m;
+  dense.moe = false;
+  return Blend(SingleKindLayerCost(m, c, T), SingleKindLayerCost(dense, c, T), m.moe_layer_share);
+}
+
+namespace {
+
+UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, double T) {
   const SoftwareStack& s = *m.stack;
   const DeviceRates& d = m.rates;
   const double tp = c.tp;
   UnitCost u;
   // GEMMs (fused QKV; fused gate+up for SwiGLU). Rows = the micro-batch's
   // tokens: with SP the input is all-gathered back to T rows before the GEMM.
-  FwdBwd qkv = LinearSeconds(d, T, m.h, (m.ad + 2.0 * m.gd) / tp);
-  FwdBwd out = LinearSeconds(d, T, m.ad / tp, m.h);
+  FwdBwd qkv = LinearSeconds(d, T, m.h, m.qkv_width / tp);
+  FwdBwd out = LinearSeconds(d, T, m.out_width / tp, m.h);
   const double mats_in = m.swiglu ? 2.0 : 1.0;
   FwdBwd mlp;
   double mlp_params = 0, act_elems = 0;
@@ -71,6 +111,14 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
     mlp.bwd = local_experts * (up.bwd + down.bwd) + router.bwd;
     mlp_params = local_experts * (mats_in + 1.0) * m.h * m.expert_ffn / tp;
     act_elems = T * m.top_k * m.expert_ffn / tp;
+    if (m.shared_ffn > 0) {
+      // Shared experts: a dense MLP every token passes, split over tp like one.
+      const FwdBwd sup = LinearSeconds(d, T, m.h, mats_in * m.shared_ffn / tp);
+      const FwdBwd sdown = LinearSeconds(d, T, m.shared_ffn / tp, m.h);
+      mlp.fwd += sup.fwd + sdown.fwd;
+      mlp.bwd += sup.bwd + sdown.bwd;
+      act_elems += T * m.shared_ffn / tp;
+    }
   } else {
     const FwdBwd up = LinearSeconds(d, T, m.h, mats_in * m.ffn / tp);
     const FwdBwd down = LinearSeconds(d, T, m.ffn / tp, m.h);
@@ -83,7 +131,8 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   u.bwd.gemm = qkv.bwd + out.bwd + mlp.bwd;
   // Attention core: T queries against the full s keys (CP ranks see all keys
   // over the ring), heads split over tp.
-  const double attn_flops = 4.0 * T * m.seq * m.ad / tp;
+  // Local-attention layers (sliding window, chunks) compute a fraction of the scores.
+  const double attn_flops = 4.0 * T * (m.seq * m.flops.AttentionContextFraction(m.seq)) * m.attn_core_width / tp;
   double attn_bytes_fwd = 0, attn_bytes_bwd = 0;   // HBM traffic beside the attention kernels
   if (m.attention.fused) {
     const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / c.cp);
@@ -122,9 +171,10 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   u.fwd.elementwise += MemorySeconds(d, elem_fwd);
   u.bwd.elementwise += MemorySeconds(d, 2.0 * elem_fwd);
   // Framework copies: passes over the layer's bf16 weights (read + write).
-  const double attn_params = ((m.ad + 2.0 * m.gd) * m.h + m.ad * m.h) / tp;
+  const double attn_params = (m.qkv_width * m.h + m.out_width * m.h) / tp;
   const double norm_params = 2.0 * m.h;
-  u.dense_params = attn_params + norm_params + (m.moe ? m.h * m.experts : mlp_params);   // router replicated
+  const double shared_params = (mats_in + 1.0) * m.h * m.shared_ffn / tp;
+  u.dense_params = attn_params + norm_params + (m.moe ? m.h * m.experts + shared_params : mlp_params);   // router replicated
   u.params = u.dense_params + (m.moe ? mlp_params : 0.0);
   const double copy_bytes = 2.0 * s.compute_param_bytes * u.params;
   u.fwd.copy = MemorySeconds(d, s.copy_passes_forward * copy_bytes);
@@ -174,6 +224,8 @@ UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, 
   }
   return u;
 }
+
+}  // namespace
 
 UnitCost EmbeddingCost(const LayerCostModel& m, const ParallelConfig& c, double T) {
   const SoftwareStack& s = *m.stack;

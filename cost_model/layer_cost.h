@@ -63,6 +63,12 @@ struct LayerCostModel {
   double rope_bytes = 0;        // 0 without rotary embeddings
   AttentionKernel attention;
   double experts = 0, top_k = 0, expert_ffn = 0;
+  // Today's layouts (defaults reproduce the Llama-style layer exactly).
+  double qkv_width = 0;          // output width of the fused QKV GEMM(s): ad + 2gd; MLA: (w.q + w.kv)/h
+  double out_width = 0;          // input width of the output projection: ad; MLA: a·d_v
+  double attn_core_width = 0;    // width of the attention core per query-key pair (flops.attn_width)
+  double shared_ffn = 0;         // total width of the always-on shared experts in an MoE layer
+  double moe_layer_share = 1;    // MoE layers / L when dense layers are mixed in (averaged, see below)
   const SoftwareStack* stack = nullptr;
 };
 
@@ -70,6 +76,9 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
                                   int64_t seq_len);
 
 // `tokens` = b·s/cp tokens of one micro-batch on this GPU (before tp).
+// A model mixing dense and MoE layers (DeepSeek's dense first layers, Llama 4
+// Maverick's alternation) gets the layer-count-weighted mean of the two layer
+// kinds: totals over the model are exact, per-stage imbalance is not modelled.
 UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, double tokens);
 UnitCost EmbeddingCost(const LayerCostModel& m, const ParallelConfig& c, double tokens);
 UnitCost LmHeadCost(const LayerCostModel& m, const ParallelConfig& c, double tokens);

@@ -13,8 +13,10 @@
 
 namespace parasim::planner {
 
-enum class Framework { kMegatron, kTorchtitan, kDeepSpeed };
-// "megatron" | "torchtitan" | "deepspeed"; throws parasim::Error naming `where`.
+// kTorchtitan: the current registered-config torchtitan (--section.field
+// overrides); kTorchtitanToml: v0.2.2, the last release with TOML job files.
+enum class Framework { kMegatron, kTorchtitan, kTorchtitanToml, kDeepSpeed };
+// "megatron" | "torchtitan" | "torchtitan@0.2" | "deepspeed"; throws parasim::Error naming `where`.
 Framework ParseFramework(const std::string& text, const std::string& where = "--emit");
 const char* ToString(Framework f);
 
@@ -22,7 +24,19 @@ struct LaunchFlags {
   Framework framework = Framework::kMegatron;
   std::string text;                 // arguments / TOML / JSON, ready to paste
   std::vector<std::string> notes;   // approximations and what to set by hand
+  std::string target;               // framework revision the output is checked against
 };
+
+// The Megatron-LM revision whose argument definitions the emitter follows
+// (tests/testdata/frameworks/megatron_lm_args.tsv).
+inline constexpr const char* kTorchtitanCommit = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a";
+inline constexpr const char* kTorchtitanTomlCommit = "73a0e6979dd10b6b1904098eb3c8f62c18ab87ce";   // v0.2.2
+inline constexpr const char* kDeepSpeedCommit = "edaa7221267243c7be7fb49c5d5f5c4fb97b4641";
+inline constexpr const char* kMegatronLmCommit = "d98e8a64ddf34856e74b24714e3bedb2f5a39553";
+// Megatron pads the vocabulary to a multiple of --make-vocab-size-divisible-by × tp
+// (megatron/training/tokenizer: _vocab_size_with_padding); 128 is its default.
+inline constexpr int kMegatronVocabDivisor = 128;
+int64_t MegatronPaddedVocab(int64_t vocab, int tp);
 
 LaunchFlags EmitLaunchFlags(Framework framework, const ParallelConfig& config, const ModelSpec& model,
                             const JobSpec& job);

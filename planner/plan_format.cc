@@ -91,6 +91,7 @@ std::string PlanToJson(const PlanResult& r, const PlanExtras& extras) {
     j["launch"] = {{"framework", ToString(extras.launch->framework)},
                    {"text", extras.launch->text},
                    {"notes", extras.launch->notes}};
+    if (!extras.launch->target.empty()) j["launch"]["target"] = extras.launch->target;
   }
   return j.dump(2) + "\n";
 }
@@ -176,6 +177,7 @@ std::string PlanToTable(const PlanResult& r, const PlanExtras& extras) {
   }
   if (extras.launch != nullptr) {
     out += StrCat("\n", ToString(extras.launch->framework), " launch settings for plan #1:\n");
+    if (!extras.launch->target.empty()) out += "# checked against " + extras.launch->target + "\n";
     for (const std::string& n : extras.launch->notes) out += "# " + n + "\n";
     out += extras.launch->text;
   }

@@ -16,8 +16,8 @@ std::string Data(const std::string& rel) { return std::string(PARASIM_SOURCE_DIR
 
 TEST_CASE("core: every built-in GPU profile loads, with a source for every figure group", "[core]") {
   const auto names = GpuProfileNames();
-  REQUIRE(names == std::vector<std::string>{"a100-sxm", "b200", "gb200", "gh200", "h100-sxm", "h200-sxm", "rtx-3090",
-                                            "v100-sxm"});
+  REQUIRE(names == std::vector<std::string>{"a100-sxm", "b200", "b300", "gb200", "gb300", "gh200", "h100-sxm",
+                                            "h200-sxm", "rtx-3090", "v100-sxm"});
   for (const std::string& name : names) {
     INFO(name);
     const GpuProfile g = LoadGpuProfile(name);
