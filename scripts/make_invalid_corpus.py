@@ -182,7 +182,7 @@ traces = {
  "t_not_object.json": ("[1,2,3]", "t_not_object"),
  "t_empty.json": ("", "t_empty"),
  "t_deep.json": ('{"traceEvents": ' + "[" * 100000 + "]" * 100000 + "}", "t_deep"),
- "t_gzip.json": (b"\x1f\x8b\x08\x00\x00\x00\x00\x00", "gunzip"),
+ "t_gzip.json": (b"\x1f\x8b\x08\x00\x00\x00\x00\x00", "corrupt gzip"),
 }
 for name, (content, expect) in traces.items():
     f(name, content); case(name, f"calibrate import-trace --trace {{DIR}}/{name} -o {{OUT}}", 2, expect)

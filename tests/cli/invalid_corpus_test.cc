@@ -113,7 +113,7 @@ TEST_CASE("cli: devices, directories, huge files, long names and symlink loops a
       {"--cluster " + huge.string(), "more than the limit of 67108864"},
       {"--model " + loop_a.string(), "--model"},
       {"--job " + loop_a.string(), "--job"},
-      {"--model " + subdir.string(), "is a directory"},
+      {"--model " + subdir.string(), "directory has no config.json"},
       {"--job " + subdir.string(), "is a directory"},
       {"--model " + long_name, "--model"},
       {"--cluster " + long_name, "--cluster"},
