@@ -73,10 +73,13 @@ double MeasuredStep(const HeldOut& h) {
   return nlohmann::json::parse(text).at("step_time_median_s").get<double>();
 }
 
-// The stack fitted to the mbs-2 Llama-3.2-1B trace predicts held-out steps
-// (another micro-batch, another sequence length, another model) better than
-// the preset it refits.
-TEST_CASE("torch trace: the fitted eager stacks predict held-out steps", "[calibrate][data]") {
+// The mbs-2 Llama-3.2-1B trace calibrates two stacks: the fitted stack file
+// beside it, and the pytorch-fsdp preset's eager memory-bound, optimizer and
+// launch constants (cost_model/software_stack.cc). Both predict the held-out
+// H100 steps (another micro-batch, another sequence length, another model)
+// within 10%. The H200's mbs-1 step is host-bound (89 ms of GPU idle), which
+// neither models: within 25%, and the H200-fitted stack closer than the preset.
+TEST_CASE("torch trace: the calibrated eager stacks predict held-out steps", "[calibrate][data]") {
   const HeldOut cases[] = {
       {"h100", "llama3.2-1b", "torch-fsdp-llama3.2-1b/mbs1_summary.json", 1, 4096},
       {"h100", "llama3.2-1b", "torch-fsdp-llama3.2-1b/seq2048_mbs4_summary.json", 4, 2048},
@@ -86,13 +89,18 @@ TEST_CASE("torch trace: the fitted eager stacks predict held-out steps", "[calib
   for (const HeldOut& h : cases) {
     const SoftwareStack fitted = LoadSoftwareStackFile(
         Data(h.gpu + "-sxm/torch-fsdp-llama3.2-1b/pytorch-fsdp-eager-" + h.gpu + ".stack.yaml"));
-    const SoftwareStack base = LoadSoftwareStack("pytorch-fsdp");
+    const SoftwareStack preset = LoadSoftwareStack("pytorch-fsdp");
     const double measured = MeasuredStep(h);
     const double err_fitted = Predict(h, fitted).step_time.si() / measured - 1;
-    const double err_base = Predict(h, base).step_time.si() / measured - 1;
-    INFO(h.gpu << " " << h.summary << ": held-out error fitted " << err_fitted << ", preset " << err_base);
-    CHECK(std::abs(err_fitted) < std::abs(err_base));
-    CHECK(std::abs(err_fitted) < 0.25);
+    const double err_preset = Predict(h, preset).step_time.si() / measured - 1;
+    INFO(h.gpu << " " << h.summary << ": held-out error fitted " << err_fitted << ", preset " << err_preset);
+    if (h.gpu == "h100") {
+      CHECK(std::abs(err_fitted) < 0.10);
+      CHECK(std::abs(err_preset) < 0.10);
+    } else {
+      CHECK(std::abs(err_fitted) < 0.25);
+      CHECK(std::abs(err_fitted) < std::abs(err_preset));
+    }
   }
 }
 
