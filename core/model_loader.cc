@@ -120,19 +120,7 @@ std::string HfFamily(const nlohmann::json& j) {
 
 ModelSpec FromLlamaLike(JsonFields& f, const std::string& family) {
   ModelSpec m;
-  m.hidden_size = f.Int("hidden_size");
-  m.num_layers = f.Int("num_hidden_layers");
-  m.num_attention_heads = f.Int("num_attention_heads");
-  m.num_kv_heads = f.Int("num_key_value_heads", m.num_attention_heads);
-  m.head_dim = f.Int("head_dim", 0);
-  m.vocab_size = f.Int("vocab_size");
-  m.tied_embeddings = f.Bool("tie_word_embeddings", false);
-  m.max_position_embeddings = f.Int("max_position_embeddings", 0);
-  m.norm_eps = f.Double("rms_norm_eps", 0.0);
-  m.rope_theta = f.Double("rope_theta", 0.0);
-  m.mlp = MlpKind::kSwiGlu;
-  m.norm = NormKind::kRmsNorm;
-  m.position = PositionKind::kRope;
+  internal::ReadCommon(f, m, /*tied_default=*/false);
   // Qwen2 has biases on Q, K, V only; Llama may have attention_bias / mlp_bias.
   m.qkv_bias = family == "qwen2" ? true : f.Bool("attention_bias", false);
   m.linear_bias = f.Bool("mlp_bias", false);

@@ -8,7 +8,6 @@
 #include "core/internal/json_fields.h"
 
 namespace parasim::internal {
-namespace {
 
 // Fields every decoder-only config spells the same way.
 void ReadCommon(JsonFields& f, ModelSpec& m, bool tied_default) {
@@ -26,6 +25,9 @@ void ReadCommon(JsonFields& f, ModelSpec& m, bool tied_default) {
   m.norm = NormKind::kRmsNorm;
   m.position = PositionKind::kRope;
 }
+
+namespace {
+
 
 // Number of entries of `layer_types` equal to `value`; -1 when absent.
 int64_t CountLayerTypes(JsonFields& f, const char* value) {

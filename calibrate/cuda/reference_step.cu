@@ -43,24 +43,7 @@
 #include "bench_common.h"
 #include "mini_json.h"
 
-#define RS_NCCL_CHECK(expr)                                                                             \
-  do {                                                                                                  \
-    ncclResult_t r_ = (expr);                                                                           \
-    if (r_ != ncclSuccess) {                                                                            \
-      std::fprintf(stderr, "error: %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, ncclGetErrorString(r_)); \
-      std::exit(3);                                                                                     \
-    }                                                                                                   \
-  } while (0)
-
-#define RS_CUBLAS_CHECK(expr)                                                                   \
-  do {                                                                                          \
-    cublasStatus_t st_ = (expr);                                                                \
-    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-      std::fprintf(stderr, "error: %s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #expr, \
-                   static_cast<int>(st_));                                                      \
-      std::exit(3);                                                                             \
-    }                                                                                           \
-  } while (0)
+#include "nccl_cublas_check.h"
 
 namespace {
 
@@ -248,14 +231,14 @@ int Blocks(int64_t n) { return static_cast<int>(std::min<int64_t>((n + 255) / 25
 // shapes permuted, and are issued as such).
 void Gemm(Gpu& g, int64_t m, int64_t n, int64_t k, const bf16* a, const bf16* b, bf16* c) {
   const float one = 1.0f, zero = 0.0f;
-  RS_CUBLAS_CHECK(cublasGemmEx(g.blas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k, a, CUDA_R_16BF, k,
+  CUBLAS_CHECK(cublasGemmEx(g.blas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k, a, CUDA_R_16BF, k,
                                &zero, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 // Batched C_i[m×n] = A_i[m×k]·B_i[n×k]ᵀ over `batch` (micro-batch x heads).
 void BatchedGemm(Gpu& g, int64_t m, int64_t n, int64_t k, int64_t batch, const bf16* a, const bf16* b, bf16* c) {
   const float one = 1.0f, zero = 0.0f;
-  RS_CUBLAS_CHECK(cublasGemmStridedBatchedEx(g.blas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k,
+  CUBLAS_CHECK(cublasGemmStridedBatchedEx(g.blas, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k,
                                              n * k, a, CUDA_R_16BF, k, m * k, &zero, c, CUDA_R_16BF, n, m * n, batch,
                                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
@@ -387,21 +370,21 @@ void LaunchCollective(Gpu& g, const Coll& c, int n) {
   const size_t bytes = std::min(static_cast<size_t>(c.bytes), g.comm_capacity);
   const size_t elems = bytes / 2 / n * n;  // bf16 elements, divisible by the group
   if (c.op == "allgather") {
-    RS_NCCL_CHECK(ncclAllGather(g.comm_send, g.comm_recv, elems / n, ncclBfloat16, g.nccl, g.comm));
+    NCCL_CHECK(ncclAllGather(g.comm_send, g.comm_recv, elems / n, ncclBfloat16, g.nccl, g.comm));
   } else if (c.op == "reducescatter") {
-    RS_NCCL_CHECK(ncclReduceScatter(g.comm_send, g.comm_recv, elems / n, ncclBfloat16, ncclSum, g.nccl, g.comm));
+    NCCL_CHECK(ncclReduceScatter(g.comm_send, g.comm_recv, elems / n, ncclBfloat16, ncclSum, g.nccl, g.comm));
   } else if (c.op == "alltoall") {
     for (int p = 0; p < n; ++p) {
-      RS_NCCL_CHECK(ncclSend(g.comm_send + p * (elems / n), elems / n, ncclBfloat16, p, g.nccl, g.comm));
-      RS_NCCL_CHECK(ncclRecv(g.comm_recv + p * (elems / n), elems / n, ncclBfloat16, p, g.nccl, g.comm));
+      NCCL_CHECK(ncclSend(g.comm_send + p * (elems / n), elems / n, ncclBfloat16, p, g.nccl, g.comm));
+      NCCL_CHECK(ncclRecv(g.comm_recv + p * (elems / n), elems / n, ncclBfloat16, p, g.nccl, g.comm));
     }
   } else if (c.op == "sendrecv") {
     int rank = 0;
     ncclCommUserRank(g.nccl, &rank);
-    RS_NCCL_CHECK(ncclSend(g.comm_send, elems, ncclBfloat16, (rank + 1) % n, g.nccl, g.comm));
-    RS_NCCL_CHECK(ncclRecv(g.comm_recv, elems, ncclBfloat16, (rank + n - 1) % n, g.nccl, g.comm));
+    NCCL_CHECK(ncclSend(g.comm_send, elems, ncclBfloat16, (rank + 1) % n, g.nccl, g.comm));
+    NCCL_CHECK(ncclRecv(g.comm_recv, elems, ncclBfloat16, (rank + n - 1) % n, g.nccl, g.comm));
   } else {  // allreduce, and broadcast / reduce timed as one
-    RS_NCCL_CHECK(ncclAllReduce(g.comm_send, g.comm_recv, elems, ncclBfloat16, ncclSum, g.nccl, g.comm));
+    NCCL_CHECK(ncclAllReduce(g.comm_send, g.comm_recv, elems, ncclBfloat16, ncclSum, g.nccl, g.comm));
   }
 }
 
@@ -413,12 +396,12 @@ void Issue(Replay& r, const Coll& c) {
     return;
   }
   for (int k = 0; k < c.count; ++k) {
-    RS_NCCL_CHECK(ncclGroupStart());
+    NCCL_CHECK(ncclGroupStart());
     for (Gpu& g : *r.gpus) {
       BENCH_CUDA_CHECK(cudaSetDevice(g.device));
       LaunchCollective(g, c, n);
     }
-    RS_NCCL_CHECK(ncclGroupEnd());
+    NCCL_CHECK(ncclGroupEnd());
   }
 }
 
@@ -555,8 +538,8 @@ Gpu MakeGpu(int device, const Schedule& s) {
   BENCH_CUDA_CHECK(cudaSetDevice(device));
   BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&g.compute, cudaStreamNonBlocking));
   BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&g.comm, cudaStreamNonBlocking));
-  RS_CUBLAS_CHECK(cublasCreate(&g.blas));
-  RS_CUBLAS_CHECK(cublasSetStream(g.blas, g.compute));
+  CUBLAS_CHECK(cublasCreate(&g.blas));
+  CUBLAS_CHECK(cublasSetStream(g.blas, g.compute));
   const int64_t T = s.mbs * s.seq, v = s.vocab / s.tp, f = s.ffn / s.tp;
   const int64_t widest = std::max({s.h, (s.swiglu ? 2 : 1) * f, (s.heads + 2 * s.kv) * s.d / s.tp});
   const size_t act = static_cast<size_t>(T * widest);
@@ -669,7 +652,7 @@ int main(int argc, char** argv) {
   std::vector<int> devs;
   for (int d = 0; d < ndev; ++d) gpus.push_back(MakeGpu(d, s)), devs.push_back(d);
   std::vector<ncclComm_t> comms(ndev);
-  RS_NCCL_CHECK(ncclCommInitAll(comms.data(), ndev, devs.data()));
+  NCCL_CHECK(ncclCommInitAll(comms.data(), ndev, devs.data()));
   for (int d = 0; d < ndev; ++d) gpus[d].nccl = comms[d];
 
   Replay r;

@@ -11,6 +11,12 @@
 
 namespace parasim::internal {
 
+class JsonFields;
+
+// The fields every decoder-only config spells the same way (Llama layout:
+// SwiGLU, RMSNorm, RoPE); `tied_default` where tie_word_embeddings is absent.
+void ReadCommon(JsonFields& f, ModelSpec& m, bool tied_default);
+
 // True when `family` (model_type) is one of these layouts; fills `m` and
 // adds to `issues` what is missing or malformed.
 bool LoadModernFamily(const nlohmann::json& root, const std::string& family, const std::string& path,
