@@ -126,10 +126,13 @@ struct StepOptions {
 };
 
 void RunReferenceStep(const StepOptions& o, const SpecOptions& spec) {
+  // Arguments first: a usage error reads the same in every build.
+  if (o.schedule.empty() && o.config.empty()) {
+    throw InvalidInput("", "--config", "give --config (with the model and cluster) or --schedule FILE");
+  }
   RequireCudaBuild();
   std::string schedule = o.schedule;
   if (schedule.empty()) {
-    if (o.config.empty()) throw InvalidInput("", "--config", "give --config (with the model and cluster) or --schedule FILE");
     const ParallelConfig cfg = ParseParallelConfig(o.config, "--config");
     const AnalyticalEvaluator evaluator(spec.LoadModelSpec(), spec.LoadClusterSpec(), spec.LoadJobSpec());
     OutputOptions sched_out;
