@@ -1,11 +1,13 @@
 #include "cost_model/evaluator_report.h"
 
+
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "cost_model/power.h"
+#include "cost_model/report_check.h"
 
 namespace parasim {
 
@@ -134,6 +136,7 @@ void FinishAnalyticalReport(const EvaluatorData& d, const ParallelConfig& c, con
   rep->memory_breakdown_bytes = memory.peak.Breakdown();
   NameBreakdowns(crit, step, rep);
   MemoryVerdict(d, rep);
+  CheckReportFinite(*rep, "tier A report");
 }
 
 }  // namespace parasim
