@@ -11,11 +11,14 @@
 #include "core/loaders.h"
 #include "core/unit_parse.h"
 #include "cost_model/evaluator.h"
+#include "cost_model/power_cap.h"
 #include "cost_model/software_stack.h"
 #include "cost_model/stack_field_registry.h"
 
 namespace parasim::planner {
 namespace {
+
+constexpr const char* kPowerCapKey = "gpu.power_cap";
 
 // The specs one grid point changes; `stack` is loaded only when a stack
 // field varies.
@@ -35,6 +38,7 @@ struct WhatifKey {
   const StackField* stack = nullptr;
   bool gpu_profile = false;
   bool stack_name = false;
+  bool power_cap = false;   // "gpu.power_cap": the GPU under a lower power limit (cost_model/power_cap.h)
 
   FieldUnit unit() const {
     return cluster ? cluster->unit : gpu ? gpu->unit : job ? job->unit : stack->unit;
@@ -73,6 +77,8 @@ std::optional<WhatifKey> FindKey(const std::string& key) {
   WhatifKey k;
   if (key == "gpu") {
     k.gpu_profile = true;
+  } else if (key == kPowerCapKey) {
+    k.power_cap = true;
   } else if (key == "stack") {
     k.stack_name = true;
   } else if (key.rfind("gpu.", 0) == 0) {
@@ -83,7 +89,7 @@ std::optional<WhatifKey> FindKey(const std::string& key) {
     k.cluster = FindField(ClusterFields(), key);
     k.job = FindField(JobFields(), key);
   }
-  if (!k.IsField() && !k.gpu_profile && !k.stack_name) return std::nullopt;
+  if (!k.IsField() && !k.gpu_profile && !k.stack_name && !k.power_cap) return std::nullopt;
   return k;
 }
 
@@ -124,6 +130,10 @@ void SetClusterField(ClusterSpec& c, const ClusterField& f, double v) {
 void Apply(WhatifSpecs specs, const WhatifKey& k, const std::string& value, const std::string& where) {
   if (k.gpu_profile) {
     specs.cluster.gpu = LoadGpuProfile(value);
+  } else if (k.power_cap) {
+    const std::optional<double> m = Multiplier(value, where);
+    const double cap = m ? specs.cluster.gpu.tdp.si() * *m : ParseFieldValue(FieldUnit::kWatts, value, where);
+    specs.cluster.gpu = ApplyPowerCap(specs.cluster.gpu, Watts(cap), where);
   } else if (k.stack_name) {
     specs.job.stack = value;
     if (specs.stack && specs.stack->has_value()) *specs.stack = LoadSoftwareStack(value);
@@ -162,7 +172,7 @@ void ValidateChanged(const ClusterSpec& cluster, const JobSpec& job, const std::
 }  // namespace
 
 std::vector<std::string> WhatifKeys() {
-  std::vector<std::string> keys = {"gpu"};
+  std::vector<std::string> keys = {"gpu", kPowerCapKey};
   for (const GpuField& f : GpuProfileFields()) keys.push_back("gpu." + f.Name());
   for (const ClusterField& f : ClusterFields()) keys.push_back(f.key);
   for (const JobField& f : JobFields()) keys.push_back(f.key);
@@ -198,6 +208,15 @@ Variation ParseVariation(const std::string& text, const std::string& where) {
   // range is checked once the base value is known, in RunWhatif).
   IssueList issues;
   for (const WhatifKey& key : keys) {
+    if (key.power_cap) {
+      for (const std::string& value : v.values) {
+        try {
+          if (!Multiplier(value, StrCat(where, " ", v.key))) ParseFieldValue(FieldUnit::kWatts, value, StrCat(where, " ", v.key));
+        } catch (const InvalidInput& e) {
+          for (const Issue& issue : e.issues()) issues.Add(issue);
+        }
+      }
+    }
     if (!key.IsField()) continue;
     for (const std::string& value : v.values) {
       try {
