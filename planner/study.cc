@@ -34,16 +34,16 @@ void BaseSpecs(const StudyRun& run, ClusterSpec& cluster, JobSpec& job) {
 // The grid points of one series: all but the last variation fixed.
 size_t SeriesLength(const StudyRunResult& r) { return r.variations.back().values.size(); }
 
+// The point a ratio is taken over: the series' first, or the run's.
+const WhatifPoint& RatioBase(const StudySpec& study, const StudyRunResult& r, size_t k) {
+  return study.vs_run_start ? r.points.front() : r.points[k - k % SeriesLength(r)];
+}
+
 std::string SeriesLabel(const StudyRunResult& r, size_t series) {
   const WhatifPoint& first = r.points[series * SeriesLength(r)];
   std::string label = r.run.label;
   for (size_t k = 0; k + 1 < first.setting.size(); ++k) label += ", " + first.setting[k].first + "=" + first.setting[k].second;
   return label;
-}
-
-double Metric(const StudySpec& study, const WhatifPoint& p, const WhatifPoint& base) {
-  if (study.metric == "tokens-per-joule") return p.best.tokens_per_joule;
-  return p.best.tokens_per_s / base.best.tokens_per_s;
 }
 
 }  // namespace
@@ -67,7 +67,8 @@ std::vector<StudyRunResult> RunStudy(const StudySpec& study, const PlanOptions& 
 
 std::string RenderStudyTable(const StudySpec& study, const std::vector<StudyRunResult>& results) {
   std::string out = StrCat("study ", study.name, ": ", study.question, "\nbest plan at each point by ", study.objective,
-                           "; vs_first: tokens/s over the series' first point\n");
+                           study.vs_run_start ? "; vs_first: tokens/s over the run's first point\n"
+                                              : "; vs_first: tokens/s over the series' first point\n");
   for (const StudyRunResult& r : results) {
     std::vector<std::string> header;
     for (const Variation& v : r.variations) header.push_back(v.key);
@@ -76,7 +77,7 @@ std::string RenderStudyTable(const StudySpec& study, const std::vector<StudyRunR
     const size_t n = SeriesLength(r);
     for (size_t k = 0; k < r.points.size(); ++k) {
       const WhatifPoint& p = r.points[k];
-      const WhatifPoint& base = r.points[k - k % n];
+      const WhatifPoint& base = RatioBase(study, r, k);
       std::vector<std::string> row;
       for (const auto& kv : p.setting) row.push_back(kv.second);
       row.push_back(std::to_string(p.gpus));
@@ -102,9 +103,10 @@ std::string RenderStudyTable(const StudySpec& study, const std::vector<StudyRunR
 
 PlotSpec StudyPlot(const StudySpec& study, const std::vector<StudyRunResult>& results) {
   PlotSpec p;
-  const bool speedup = study.metric != "tokens-per-joule";
-  p.data = StrCat("# study ", study.name, ": blocks = series; columns: x_index ", speedup ? "speedup" : "tokens_per_joule",
-                  " tokens_per_s x_value\n");
+  // Ratios over the series' (or the run's) first point, so runs of different sizes share an axis.
+  const bool energy = study.metric == "tokens-per-joule";
+  p.data = StrCat("# study ", study.name, ": one block per series; columns: x_index speedup tokens_per_joule_gain ",
+                  "tokens_per_s tokens_per_joule x_value\n");
   std::string plot, xlabel, tics;
   int block = 0;
   for (const StudyRunResult& r : results) {
@@ -115,23 +117,33 @@ PlotSpec StudyPlot(const StudySpec& study, const std::vector<StudyRunResult>& re
       tics += StrCat(tics.empty() ? "" : ", ", GnuplotQuote(r.variations.back().values[i]), " ", i);
     }
     for (size_t s = 0; s < r.points.size() / n; ++s) {
-      const WhatifPoint& base = r.points[s * n];
+      const WhatifPoint& base = RatioBase(study, r, s * n);
       p.data += StrCat("# ", SeriesLabel(r, s), "\n");
       for (size_t i = 0; i < n; ++i) {
         const WhatifPoint& pt = r.points[s * n + i];
         if (!pt.feasible || !base.feasible) continue;   // no point where no plan fits
-        p.data += StrCat(i, " ", Num(Metric(study, pt, base)), " ", Num(pt.best.tokens_per_s), " \"",
-                         r.variations.back().values[i], "\"\n");
+        p.data += StrCat(i, " ", Num(pt.best.tokens_per_s / base.best.tokens_per_s), " ",
+                         Num(pt.best.tokens_per_joule / base.best.tokens_per_joule), " ", Num(pt.best.tokens_per_s), " ",
+                         Num(pt.best.tokens_per_joule), " \"", r.variations.back().values[i], "\"\n");
       }
       p.data += "\n\n";
-      plot += StrCat(plot.empty() ? "plot " : ", \\\n     ", "datafile index ", block++,
-                     " using 1:2 with linespoints pt 7 title ", GnuplotQuote(SeriesLabel(r, s)));
+      const std::string label = GnuplotQuote(SeriesLabel(r, s) + (energy ? ": tokens/J" : ""));
+      plot += StrCat(plot.empty() ? "plot " : ", \\\n     ", "datafile index ", block, " using 1:", energy ? 3 : 2,
+                     " with linespoints lw 2 pt 7 lc ", block + 1, " title ", label);
+      if (energy) {
+        plot += StrCat(", \\\n     datafile index ", block, " using 1:2 with linespoints dt 2 pt 6 lc ", block + 1,
+                       " title ", GnuplotQuote(SeriesLabel(r, s) + ": tokens/s"));
+      }
+      ++block;
     }
   }
   p.script = StrCat("set title ", GnuplotQuote(StrCat(study.name, ": ", study.question)),
-                    " noenhanced font ',10'\nset grid\nset key noenhanced outside bottom vertical font ',9'\n",
+                    " noenhanced font ',10'\nset grid\nset key noenhanced below vertical font ',9'\n",
                     "set xlabel ", GnuplotQuote(xlabel), " noenhanced\nset xtics (", tics, ")\nset offsets 0.2, 0.2, 0, 0\n",
-                    "set ylabel ", speedup ? "'tokens/s over the first point'" : "'tokens per joule'", "\n", plot, "\n");
+                    "set ylabel ", energy ? "'over the first point (solid: tokens/J, dashed: tokens/s)'"
+                                         : study.vs_run_start ? "'tokens/s over the run''s first point'"
+                                                              : "'tokens/s over the series'' first point'",
+                    "\n", plot, "\n");
   return p;
 }
 

@@ -31,6 +31,9 @@ struct StudySpec {
   std::string objective;      // planner objective ("throughput", "tokens-per-joule")
   std::string metric;         // plotted: "speedup" (tokens/s over the run's first point) or "tokens-per-joule"
   std::vector<StudyRun> runs;
+  // Ratios over the run's first point (the hardware of today, when every grid
+  // point is the same cluster size) instead of each series' first point.
+  bool vs_run_start = false;
 };
 
 const std::vector<StudySpec>& BuiltInStudies();

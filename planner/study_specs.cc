@@ -26,6 +26,7 @@ std::vector<StudySpec> MakeStudies() {
                "throughput", "speedup",
                {{"llama2-7b, 256 GPUs", "llama2-7b", "dgx-a100", 256, 512, 4096, {},
                  {"inter_node.nic_bandwidth=200Gb/s,400Gb/s", "gpu=a100-sxm,h100-sxm"}}}});
+  s.back().vs_run_start = true;
   // Global batch 2,304 x 8k (18.9M tokens, near Llama 3 405B's 16M) so that
   // data parallelism can take the factor 9 of whole-rack GPU counts.
   // 4-GPU trays (GB200 compute trays) joined into NVLink domains of 8, 36
@@ -49,6 +50,7 @@ std::vector<StudySpec> MakeStudies() {
                  {std::string(kHbmKeys) + "=x1,x1.5", std::string(kComputeKeys) + "=x1,x3"}},
                 {"llama3-70b, batch 1024x8k", "llama3-70b", "dgx-h100", 2048, 1024, 8192, {},
                  {std::string(kHbmKeys) + "=x1,x1.5", std::string(kComputeKeys) + "=x1,x3"}}}});
+  s.back().vs_run_start = true;
   // H100 SXM power limits from the rated 700 W down to 300 W (the HGX
   // baseboard allows 200-700 W: DGX B200/H100 user guide, power capping).
   s.push_back({"power-cap", "tokens per joule against a GPU power cap (H100, 700 W down to 300 W)",
