@@ -21,6 +21,8 @@ class Value {
   Value(long i) : kind_(Kind::kInt), int_(i) {}
   Value(long long i) : kind_(Kind::kInt), int_(i) {}
   Value(unsigned i) : kind_(Kind::kInt), int_(i) {}
+  Value(unsigned long i) : kind_(Kind::kInt), int_(static_cast<int64_t>(i)) {}
+  Value(unsigned long long i) : kind_(Kind::kInt), int_(static_cast<int64_t>(i)) {}
   Value(double d) : kind_(Kind::kNumber), number_(d) {}
   Value(const char* s) : kind_(Kind::kString), string_(s) {}
   Value(std::string s) : kind_(Kind::kString), string_(std::move(s)) {}

@@ -54,7 +54,7 @@ std::string WriteCsv(const Table& table) {
 
 std::string WriteTable(const Table& table) {
   std::string out;
-  for (size_t c = 0; c < table.columns.size(); ++c) {
+  for (size_t c = 0; c < table.columns.size() && table.header; ++c) {
     const Column& col = table.columns[c];
     if (c == 0 && table.comment_header) {
       out += '#';
@@ -63,7 +63,7 @@ std::string WriteTable(const Table& table) {
       out += Pad(col.header, col.width, col.left);
     }
   }
-  out += "\n";
+  if (table.header) out += "\n";
   for (const std::vector<Value>& row : table.rows) {
     for (size_t c = 0; c < row.size() && c < table.columns.size(); ++c) {
       const Column& col = table.columns[c];

@@ -30,6 +30,7 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<Value>> rows;
   bool comment_header = false;   // table: the header line starts with '#' (in the first column's width)
+  bool header = true;            // table: false = rows only
 };
 
 // One cell as the table and CSV print it: strings as they are, integers in
