@@ -12,10 +12,11 @@ PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& stac
   PlanOptions options = stack_free_options;
   options.space = SpaceFor(evaluator.stack(), options.space);
   const Scorer scorer = [&evaluator](const ParallelConfig& c) { return evaluator.Evaluate(c); };
+  const MetricScorer ranker = [&evaluator](const ParallelConfig& c) { return evaluator.Metrics(c); };
   const double capacity = evaluator.cluster().gpu.hbm_capacity.si();
   if (options.fidelity == Fidelity::kAnalytical) {
     PlanResult r = RunPlan(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus(),
-                           evaluator.cluster().gpus_per_node, scorer, options);
+                           evaluator.cluster().gpus_per_node, scorer, options, nullptr, &ranker);
     r.gpu_capacity_bytes = capacity;
     return r;
   }
@@ -25,7 +26,7 @@ PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& stac
     return simulator::SimulateConfig(evaluator, c, sim).report;
   };
   PlanResult r = RunPlan(evaluator.model(), evaluator.job(), evaluator.cluster().TotalGpus(),
-                         evaluator.cluster().gpus_per_node, scorer, options, &rescorer);
+                         evaluator.cluster().gpus_per_node, scorer, options, &rescorer, &ranker);
   r.gpu_capacity_bytes = capacity;
   return r;
 }
