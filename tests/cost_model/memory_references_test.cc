@@ -43,6 +43,7 @@ struct MemoryRow {
   std::string run;
   bool suspect = false;   // the source row is inconsistent (the CSV says why): reported, not scored
   double predicted = 0, measured = 0;
+  std::string breakdown;  // the peak stage's components, GiB (PARASIM_PRINT_MEMORY_TABLE)
   double Error() const { return predicted / measured - 1.0; }
 };
 
@@ -66,7 +67,14 @@ std::vector<MemoryRow> PredictSailorRuns() {
                       ",sharding=ddp,recompute=none,sp=off,schedule=1f1b";
     if (!r.at("pp_layers").empty()) cfg += ",pp_layers=" + r.at("pp_layers");
     const Report rep = AnalyticalEvaluator(model, cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
-    out.push_back({r.at("run"), !r.at("suspect").empty(), rep.memory_per_gpu.si(), std::stod(r.at("measured_bytes"))});
+    std::string breakdown;
+    char part[64];
+    for (const auto& [name, bytes] : rep.memory_breakdown_bytes) {
+      std::snprintf(part, sizeof part, " %s %.2f", name.c_str(), bytes / (1 << 30));
+      breakdown += part;
+    }
+    out.push_back({r.at("run"), !r.at("suspect").empty(), rep.memory_per_gpu.si(), std::stod(r.at("measured_bytes")),
+                   breakdown});
   }
   return out;
 }
@@ -88,6 +96,7 @@ TEST_CASE("cost_model: memory against 36 measured Megatron-DeepSpeed peaks (Sail
     if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
       std::printf("| %s | %.2f | %.2f | %+.1f%%%s |\n", row.run.c_str(), row.predicted / (1 << 30),
                   row.measured / (1 << 30), 100 * row.Error(), row.suspect ? " (suspect row)" : "");
+    if (std::getenv("PARASIM_PRINT_MEMORY_BREAKDOWN")) std::printf("    %s\n", row.breakdown.c_str());
     CHECK(row.predicted > 0);
     if (row.suspect) continue;
     abs_errors.push_back(std::fabs(row.Error()));
