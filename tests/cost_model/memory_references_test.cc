@@ -22,7 +22,12 @@ using namespace parasim;
 namespace {
 
 // The two models as Sailor's training configs give them (training_configs/*.json):
-// GPT-style layers (4h GELU MLP, LayerNorm, learned positions, tied embeddings).
+// GPT-style layers (4h GELU MLP, LayerNorm, learned positions). OPT's head is
+// its own ColumnParallelLinear beside the vocab-parallel embedding, not tied
+// (third_party/Megatron-DeepSpeed/megatron/model/opt_model.py, OPTLMHead).
+// Sailor's GPT-Neo pipe has no head at all (gpt_neo_model.py ends in a
+// LayerNorm whose output goes to the loss); a ModelSpec cannot say so, so it
+// keeps a tied head: only GPT-Neo N2_D1 (one micro-batch) peaks on that stage.
 ModelSpec SailorModel(const std::string& name) {
   ModelSpec m;
   m.name = name;
@@ -35,7 +40,7 @@ ModelSpec SailorModel(const std::string& name) {
   m.vocab_size = neo ? 128256 : 50272;
   m.mlp = MlpKind::kGelu;
   m.norm = NormKind::kLayerNorm;
-  m.tied_embeddings = true;
+  m.tied_embeddings = neo;
   return m;
 }
 
@@ -106,7 +111,7 @@ TEST_CASE("cost_model: memory against 36 measured Megatron-DeepSpeed peaks (Sail
   const double median = Median(abs_errors);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.037;
+  constexpr double kRecordedMedian = 0.019;
   CHECK(median <= kRecordedMedian + 0.02);
   // The worst row (GPT-Neo N8_D2, +30%: 8 GB below its dp-4 twin, which the
   // model matches) and the small-micro-batch GH200 rows (~2 GB under) exceed
