@@ -119,3 +119,55 @@ TEST_CASE("cost_model: memory against 36 measured Megatron-DeepSpeed peaks (Sail
   constexpr double kRecordedWorst = 0.304;
   CHECK(worst <= kRecordedWorst + 0.02);
 }
+
+namespace {
+
+// torchtitan's published peaks (tests/data/memory_torchtitan_llama3_8b.csv):
+// the allocator's reserved peak, so the prediction is the peak stage's
+// estimate less the stack's NCCL reserve and CUDA context.
+std::vector<MemoryRow> PredictTorchtitanRuns() {
+  const std::string root = PARASIM_SOURCE_DIR;
+  const SoftwareStack stack = LoadSoftwareStack("torchtitan");
+  const ModelSpec model = LoadModel("llama3-8b");
+  std::vector<MemoryRow> out;
+  for (const auto& r : testing::ReadCsv(root + "/tests/data/memory_torchtitan_llama3_8b.csv")) {
+    const int gpus = std::stoi(r.at("gpus"));
+    const ClusterSpec cluster = LoadCluster("dgx-h100", gpus / 8);
+    JobSpec job;
+    job.global_batch = gpus * std::stoll(r.at("local_batch"));
+    job.seq_len = 8192;
+    job.stack = stack.name;
+    const std::string cfg = "dp=" + r.at("gpus") + ",tp=1,pp=1,mbs=" + r.at("local_batch") +
+                            ",sharding=zero3,recompute=selective";
+    const Report rep = AnalyticalEvaluator(model, cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
+    double reserved = rep.memory_per_gpu.si();
+    for (const auto& [name, bytes] : rep.memory_breakdown_bytes)
+      if (name == "reserve" || name == "cuda_context") reserved -= bytes;
+    out.push_back({"torchtitan " + r.at("reference"), false, reserved, std::stod(r.at("measured_gib")) * (1 << 30)});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cost_model: memory against torchtitan's published Llama 3.1 8B FSDP peaks", "[cost_model][memory]") {
+  const std::vector<MemoryRow> rows = PredictTorchtitanRuns();
+  REQUIRE(rows.size() == 4);
+  std::vector<double> abs_errors;
+  for (const MemoryRow& row : rows) {
+    if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
+      std::printf("| %s | %.2f | %.2f | %+.1f%% |\n", row.run.c_str(), row.predicted / (1 << 30),
+                  row.measured / (1 << 30), 100 * row.Error());
+    abs_errors.push_back(std::fabs(row.Error()));
+  }
+  // The preset describes the compiled runs: those are within 2%. The eager
+  // runs keep ~5.4 GiB more at both scales (docs/accuracy.md): under-predicted.
+  CHECK(std::fabs(rows[1].Error()) <= 0.02);
+  CHECK(std::fabs(rows[3].Error()) <= 0.02);
+  // 8 → 128 GPUs shards the states 16× thinner: the measured drop (15.4 GiB) and the predicted one agree.
+  CHECK_THAT(rows[0].predicted - rows[2].predicted, Catch::Matchers::WithinRel(rows[0].measured - rows[2].measured, 0.1));
+  // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
+  constexpr double kRecordedMedian = 0.042, kRecordedWorst = 0.076;
+  CHECK(Median(abs_errors) <= kRecordedMedian + 0.02);
+  CHECK(*std::max_element(abs_errors.begin(), abs_errors.end()) <= kRecordedWorst + 0.02);
+}
