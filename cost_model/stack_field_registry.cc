@@ -70,6 +70,8 @@ const std::vector<StackField>& StackFields() {
       Flag("flatten_grad_buckets", &St::flatten_grad_buckets, "ddp/zero1: flat bucket copy to reduce"),
       Real("live_param_elements", &St::live_param_elements, 0, "zero3: cap on gathered params; 0 none"),
       Real("loss_chunk_tokens", &St::loss_chunk_tokens, 0, "chunked loss: tokens of logits at once"),
+      Real("held_last_stage_outputs", &St::held_last_stage_outputs, 0,
+           "earlier micro-batches' logits the pipe engine still holds"),
       Real("sac_matmul_recompute_fraction", &St::sac_matmul_recompute_fraction, 0,
            "selective = op-level SAC: matmuls recomputed; 0 = attention-only", 1.0),
       Real("straggler_sigma", &St::straggler_sigma, 0, "GPU-to-GPU compute speed spread (slowest of N)", 1.0),
