@@ -34,7 +34,9 @@ namespace parasim {
 
 struct AnalyticalEvaluator::Impl : EvaluatorData {
   Report Analyze(const ParallelConfig& c, StepWorkload* wl) const;
-  bool Shape(const ParallelConfig& c, ConfigShape* cs, Report* rep) const;
+  ConfigMetrics Rank(const ParallelConfig& c) const;
+  // Validates the config and sizes it; false (with the reason) for an invalid one.
+  bool Shape(const ParallelConfig& c, ConfigShape* cs, std::string* reason) const;
 };
 
 namespace {
@@ -120,6 +122,16 @@ Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const {
   }
 }
 
+ConfigMetrics AnalyticalEvaluator::Metrics(const ParallelConfig& config) const {
+  try {
+    return impl_->Rank(config);
+  } catch (const InvalidInput&) {   // as Evaluate: "config: ..."
+    ConfigMetrics m;
+    m.reason_category = "config";
+    return m;
+  }
+}
+
 StepWorkload AnalyticalEvaluator::BuildWorkload(const ParallelConfig& config) const {
   StepWorkload wl;
   const Report r = impl_->Analyze(config, &wl);
@@ -127,13 +139,11 @@ StepWorkload AnalyticalEvaluator::BuildWorkload(const ParallelConfig& config) co
   return wl;
 }
 
-// Validates the config and sizes it; false (with the reason in `rep`) for an invalid one.
-bool AnalyticalEvaluator::Impl::Shape(const ParallelConfig& c, ConfigShape* cs, Report* rep) const {
+bool AnalyticalEvaluator::Impl::Shape(const ParallelConfig& c, ConfigShape* cs, std::string* reason) const {
   cs->world = cluster.TotalGpus();
   const std::vector<Issue> issues = c.Validate(model, job, cs->world);
   if (!issues.empty()) {
-    rep->feasible = false;
-    rep->infeasible_reason = StrCat("config: ", issues.front().key, ": ", issues.front().message);
+    *reason = StrCat("config: ", issues.front().key, ": ", issues.front().message);
     return false;
   }
   cs->m = c.NumMicroBatches(job);
@@ -153,7 +163,10 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   rep.config = c;
   rep.fidelity = Fidelity::kAnalytical;
   ConfigShape cs;
-  if (!Shape(c, &cs, &rep)) return rep;
+  if (!Shape(c, &cs, &rep.infeasible_reason)) {
+    rep.feasible = false;
+    return rep;
+  }
   rep.num_micro_batches = cs.m;
 
   // Each pass's result lives in a per-thread table or buffer: references
@@ -178,6 +191,40 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
     wl->straggler_s = straggle;
   }
   return rep;
+}
+
+// Analyze's passes for the ranking metrics only, with memory sized before the
+// stages are timed (memory does not depend on timing): a config that does
+// not fit is not timed. Communication is still timed first, as in Analyze,
+// so a placement error is a "config" reason on both paths.
+ConfigMetrics AnalyticalEvaluator::Impl::Rank(const ParallelConfig& c) const {
+  ConfigMetrics out;
+  ConfigShape cs;
+  thread_local std::string reason;
+  if (!Shape(c, &cs, &reason)) {
+    out.reason_category = "config";
+    return out;
+  }
+  const Units& units = UnitCostsOf(*this, c, cs);
+  const TimedComm comm = TimeCommunication(*this, c, cs, units, nullptr);
+  const std::vector<int>& stage_layers = StageLayerSplit(*this, c);
+  thread_local MemoryPlan memory;
+  SizeStageMemory(*this, c, cs, units, stage_layers, &memory);
+  if (ExceedsMemory(*this, memory)) {
+    out.reason_category = "memory";
+    return out;
+  }
+  thread_local StagePlan stages;
+  TimeStages(*this, c, cs, units, comm, stage_layers, &stages);
+  PipelineStep step = ComposePipeline(stages, cs);
+  step.step_s += StragglerSeconds(stack.straggler_sigma, cs.world, stages.Of(step.critical).compute);
+  thread_local Report finished;   // FinishReport's arithmetic, so the numbers are the Report's bit for bit
+  FinishReport(AnalyticalStepMeasures(*this, c, cs, stages, step.step_s), facility, &finished);
+  out.feasible = true;
+  out.tokens_per_s = finished.tokens_per_s;
+  out.tokens_per_joule = finished.tokens_per_joule;
+  out.exposed_comm_fraction = ExposedCommFraction(stages.Of(step.critical), step.step_s);
+  return out;
 }
 
 }  // namespace parasim

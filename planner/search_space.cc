@@ -159,9 +159,18 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
                                                                 : 2 * gpus_per_node;
   const int64_t layers = model.num_layers;
 
+  // Rejections counted by reason constant (pointer), moved into the map at
+  // the end: the innermost loops cut thousands of entries.
+  std::vector<std::pair<const char*, int64_t>> tally;
   auto reject = [&](const char* reason) {
-    ++space.rejected[reason];
     ++space.searched;
+    for (auto& [r, count] : tally) {
+      if (r == reason) {
+        ++count;
+        return;
+      }
+    }
+    tally.emplace_back(reason, 1);
   };
   const RecomputeMode kLadder[] = {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull};
   // Constraint verdicts of the keys whose values do not depend on the layout.
@@ -300,6 +309,7 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
       }
     }
   }
+  for (const auto& [reason, count] : tally) space.rejected[reason] += count;
   PARASIM_CHECK(space.candidates.size() < (size_t{1} << 32), "search space too large to index");
   return space;
 }

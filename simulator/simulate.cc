@@ -286,6 +286,7 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
   eo.interference_slowdown = sg.interference_slowdown;
   eo.rank_compute_slowdown = slowdown;
   eo.link_capacity_Bps = capacities;
+  eo.dynamic_contention = options.dynamic_contention;
   const Timeline& t = engine.Run(sg.graph, eo);
   const PowerModel power{wl.power.matmul.si(), wl.power.memory_bound.si(), wl.power.comm_only.si(),
                          wl.power.idle.si()};
