@@ -42,12 +42,20 @@ void RunPlanCommand(const PlanFlags& f) {
   options.progress = progress.Callback();
   const ModelSpec model = f.spec.LoadModelSpec();
   const ClusterSpec cluster = f.spec.LoadClusterSpec();
-  const JobSpec job = f.spec.LoadJobSpec();
+  JobSpec job = f.spec.LoadJobSpec();
   std::unique_ptr<planner::LaunchFlags> launch;
   const bool want_emit = !f.emit.empty();
   const planner::Framework framework = want_emit ? planner::ParseFramework(f.emit) : planner::Framework::kMegatron;
+  if (want_emit && f.spec.stack.empty() && job.stack == JobSpec{}.stack) {
+    // The stack is the framework: --emit alone plans for that framework's current stack.
+    SpecOptions spec = f.spec;
+    spec.stack = planner::CurrentStackPreset(framework);
+    job = spec.LoadJobSpec();
+  }
 
   const AnalyticalEvaluator evaluator(model, cluster, job);
+  const std::string stack_note =
+      want_emit ? planner::CheckStackFitsEmitter(evaluator.stack().name, evaluator.stack().framework, framework) : "";
   const planner::PlanResult result = planner::RunPlan(evaluator, options);
   if (result.plans.empty()) {
     // A valid request with no answer (exit 3): why each candidate was pruned.
@@ -66,6 +74,7 @@ void RunPlanCommand(const PlanFlags& f) {
   if (want_emit && !result.plans.empty()) {
     launch = std::make_unique<planner::LaunchFlags>(
         planner::EmitLaunchFlags(framework, result.plans[0].config, model, job));
+    if (!stack_note.empty()) launch->notes.insert(launch->notes.begin(), stack_note);
     extras.launch = launch.get();
   }
   if (f.uncertainty > 0) {
@@ -100,7 +109,8 @@ const CommandRegistration kPlan{
       AddSpecOptions(cmd, f->spec, true);
       AddPlannerFlags(cmd, f->planner);
       cmd.add_flag("--explain", f->explain, "Explain the winner against the runner-up and pure FSDP");
-      cmd.add_option("--emit", f->emit, "Print launch settings of the best plan: megatron | torchtitan | torchtitan@0.2 (TOML) | deepspeed")
+      cmd.add_option("--emit", f->emit, "Print launch settings of the best plan: megatron | torchtitan | torchtitan@0.2 (TOML) | deepspeed; "
+                     "without --stack, plans for that framework's current stack")
           ->check(CLI::IsMember({"megatron", "torchtitan", "torchtitan@0.2", "deepspeed"}));
       AddOutputOptions(cmd, f->out);
       AddPlotOption(cmd, f->plot);
