@@ -1,7 +1,10 @@
 // The two models of Sailor's measured runs (github.com/eth-easl/sailor
 // cf2c8e3, sailor/Planner/simulations/configs/*.json): GPT-style layers (4h
-// GELU MLP, LayerNorm, learned positions, tied embeddings). Shared by the
-// memory (cost_model) and throughput (planner) reference tests.
+// GELU MLP, LayerNorm, learned positions). OPT's head is its own
+// ColumnParallelLinear (third_party/Megatron-DeepSpeed/megatron/model/
+// opt_model.py, OPTLMHead); GPT-Neo keeps a tied head. For the throughput
+// reference test (tests/planner/throughput_ratios_test.cc); the memory test
+// (tests/cost_model/memory_references_test.cc) has its own copy.
 #pragma once
 
 #include <string>
@@ -22,7 +25,7 @@ inline ModelSpec SailorModel(const std::string& name) {
   m.vocab_size = neo ? 128256 : 50272;
   m.mlp = MlpKind::kGelu;
   m.norm = NormKind::kLayerNorm;
-  m.tied_embeddings = true;
+  m.tied_embeddings = neo;
   return m;
 }
 
