@@ -155,9 +155,20 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
   AddShardingFor(L, c, s, in.layer_expert_params, in.num_micro_batches, "dp_expert", c.ep);
   if (c.pp > 1) {
     // Megatron scatter/gather: with SP the boundary tensor is already split over tp.
-    const double bytes = c.sequence_parallel ? act / c.tp : act;
+    const bool partition = !c.sequence_parallel && c.tp > 1 && s.pp_partition_over_tp;
+    const double bytes = c.sequence_parallel || partition ? act / c.tp : act;
     plan.pp_send = Make(CollectiveOp::kSendRecv, bytes, ParallelDim::kPp, CommPhase::kForward, true, "pp_sendrecv");
     plan.has_pp_send = true;
+    if (partition) {
+      // DeepSpeed PartitionedTensor: the receiver rebuilds the full tensor
+      // (full(): all_gather over the tp group); to_meta() is an int64 list
+      // [ndim, 3 sizes, num_parts, num_parts + 1 offsets].
+      plan.pp_gather = Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kForward, true, "pp_tp_gather");
+      plan.has_pp_gather = true;
+      plan.pp_meta = Make(CollectiveOp::kSendRecv, 8.0 * (c.tp + 6), ParallelDim::kPp, CommPhase::kForward, true,
+                          "pp_meta");
+      plan.pp_meta_count = s.pp_meta_messages;
+    }
   }
   return plan;
 }

@@ -240,6 +240,11 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   if (rec) rec->pp_send = plan.pp_send;
   if (plan.has_pp_send) {
     out.p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, d.features);
+    // A partitioning engine: shape messages first, the receiver's tp gather after.
+    if (plan.pp_meta_count > 0)
+      out.p2p += plan.pp_meta_count * paths.Time(ParallelDim::kPp, {}, plan.pp_meta.op, plan.pp_meta.size, d.features);
+    if (plan.has_pp_gather)
+      out.p2p += paths.Time(ParallelDim::kTp, {}, plan.pp_gather.op, plan.pp_gather.size, d.features);
     if (rec) rec->pp_send.duration = Seconds(out.p2p);
   }
   return out;
