@@ -34,6 +34,9 @@ struct AttentionKernel {
 struct SoftwareStack {
   std::string name;
   std::string description;
+  // The framework the stack describes (one of SoftwareStackFrameworks()): it
+  // decides which launch settings a plan can print (planner/launch_flags.h).
+  std::string framework = "pytorch";
 
   // Bytes per parameter (DESIGN.md §4 Memory).
   double param_bytes_at_rest = 4;      // the sharded / replicated parameter copy the optimizer updates
@@ -136,6 +139,9 @@ struct SoftwareStack {
 // (software_stack_io.h). Unknown names throw parasim::Error naming `stack`.
 SoftwareStack LoadSoftwareStack(const std::string& name);
 std::vector<std::string> SoftwareStackNames();
+// The values `framework` may take: megatron-lm, torchtitan, pytorch (a plain
+// PyTorch FSDP training loop), deepspeed, megatron-deepspeed, nanotron.
+const std::vector<std::string>& SoftwareStackFrameworks();
 // A preset by name (aliases: "" and "torchtitan", "megatron"); nullopt otherwise.
 std::optional<SoftwareStack> FindSoftwareStackPreset(const std::string& name);
 

@@ -15,8 +15,8 @@ FieldEntry<S> Real(const char* key, double S::*m, double min, const char* meanin
 constexpr double kMaxCount = 1'000'000;  // keeps an int field an int
 
 template <class S>
-FieldEntry<S> Count(const char* key, int S::*m, const char* meaning) {
-  return FieldEntry<S>{key, "", FieldUnit::kCount, FieldRange{1, kMaxCount, false, false, true}, false, meaning,
+FieldEntry<S> Count(const char* key, int S::*m, const char* meaning, double min = 1) {
+  return FieldEntry<S>{key, "", FieldUnit::kCount, FieldRange{min, kMaxCount, false, false, true}, false, meaning,
                        std::nullopt, [m](const S& s) { return double(s.*m); },
                        [m](S& s, double v) { s.*m = static_cast<int>(std::llround(v)); }};
 }
@@ -57,7 +57,8 @@ const std::vector<StackField>& StackFields() {
       Real("copy_passes_forward", &St::copy_passes_forward, 0, "framework copies over bf16 weights"),
       Real("copy_passes_backward", &St::copy_passes_backward, 0, "framework copies over bf16 grads"),
       Real("optimizer_bytes_per_param", &St::optimizer_bytes_per_param, 0, "HBM traffic of the step"),
-      Count("nccl_channels", &St::nccl_channels, "SMs an overlapping NCCL kernel takes"),
+      // 0 = the limit where collectives take no SMs (the interference tests' baseline).
+      Count("nccl_channels", &St::nccl_channels, "SMs an overlapping NCCL kernel takes", 0),
       Real("nccl_memory_passes", &St::nccl_memory_passes, 0, "HBM bytes per NCCL bus byte"),
       Flag("separate_compute_copy", &St::separate_compute_copy, "bf16 copy beside fp32 params"),
       Real("reserve_bytes", &St::reserve_bytes, 0, "NCCL buffers, workspaces"),
