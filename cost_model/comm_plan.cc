@@ -117,7 +117,8 @@ std::vector<WorkloadCollective> ShardingCollectives(const ParallelConfig& c, con
 CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const CommPlanInputs& in) {
   CommPlan plan;
   auto& L = plan.layer;
-  const double act = in.tokens * in.hidden * 2.0;   // s·b·h bf16 (per cp rank)
+  // s·b·h in the compute dtype (per cp rank): 2 bytes bf16, 4 in fp32 training.
+  const double act = in.tokens * in.hidden * s.activation_bytes;
   if (c.tp > 1) {
     // Megatron TP: 2 AllReduces forward, 2 backward of s·b·h; with SP each is an
     // AllGather + ReduceScatter pair of the same total (DESIGN.md §4).
@@ -137,7 +138,7 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
     // Ring attention: cp−1 steps passing this rank's K,V block (÷ tp heads)
     // forward; backward passes K,V and their gradients (2×). Overlapped with
     // the attention blocks.
-    const double kv_block = in.tokens * 2.0 * in.kv_width / c.tp * 2.0;
+    const double kv_block = in.tokens * 2.0 * in.kv_width / c.tp * s.activation_bytes;
     L.push_back(Make(CollectiveOp::kSendRecv, kv_block, ParallelDim::kCp, CommPhase::kForward, false, "cp_kv_ring",
                      c.cp - 1));
     L.push_back(Make(CollectiveOp::kSendRecv, 2.0 * kv_block, ParallelDim::kCp, CommPhase::kBackward, false,
@@ -147,7 +148,7 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
     // Dispatch and combine AllToAll per MoE layer, forward and backward; a
     // rank sends its tokens × top-k hidden vectors (dropless, capacity 1).
     const double tokens_rank = c.sequence_parallel ? in.tokens / c.tp : in.tokens;
-    const double a2a = tokens_rank * in.experts_per_token * in.hidden * 2.0;
+    const double a2a = tokens_rank * in.experts_per_token * in.hidden * s.activation_bytes;
     L.push_back(Make(CollectiveOp::kAllToAll, a2a, ParallelDim::kEp, CommPhase::kForward, true, "ep_alltoall", 2));
     L.push_back(Make(CollectiveOp::kAllToAll, a2a, ParallelDim::kEp, CommPhase::kBackward, true, "ep_alltoall", 2));
   }

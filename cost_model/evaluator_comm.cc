@@ -231,7 +231,7 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   std::vector<WorkloadCollective> emb_list =
       ShardingCollectives(c, d.stack, cs.tied_single_copy ? 0.0 : u.emb.params, cs.m, "dp_embedding");
   std::vector<WorkloadCollective> head_list = ShardingCollectives(c, d.stack, u.head.params, cs.m, "dp_lm_head");
-  if (c.tp > 1) AddVocabParallelCollectives(c, cs.T * d.lcm.h * 2.0, emb_list, head_list);
+  if (c.tp > 1) AddVocabParallelCollectives(c, cs.T * d.lcm.h * d.stack.activation_bytes, emb_list, head_list);
   TimedList<12> emb_timed, head_timed;
   TimeList(emb_list, paths, d.features, emb_timed, rec ? &rec->emb : nullptr);
   TimeList(head_list, paths, d.features, head_timed, rec ? &rec->head : nullptr);

@@ -107,3 +107,15 @@ TEST_CASE("cost_model: DeepSpeed's pipe engine sends 1/tp of the boundary tensor
   CHECK_FALSE(one.has_pp_gather);
   CHECK(one.pp_send.size.si() == act);
 }
+
+TEST_CASE("cost_model: fp32 training moves 4-byte activations through TP and the pipeline", "[cost_model]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  ParallelConfig c;
+  c.tp = 4;
+  c.pp = 2;
+  const CommPlan bf16 = BuildCommPlan(c, s, Inputs(8192, 0));
+  s.activation_bytes = 4;
+  const CommPlan fp32 = BuildCommPlan(c, s, Inputs(8192, 0));
+  CHECK(BytesOf(fp32, "tp_allreduce", CommPhase::kForward) == 2 * BytesOf(bf16, "tp_allreduce", CommPhase::kForward));
+  CHECK(fp32.pp_send.size.si() == 2 * bf16.pp_send.size.si());
+}
