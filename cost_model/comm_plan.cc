@@ -117,7 +117,8 @@ std::vector<WorkloadCollective> ShardingCollectives(const ParallelConfig& c, con
 CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const CommPlanInputs& in) {
   CommPlan plan;
   auto& L = plan.layer;
-  const double act = in.tokens * in.hidden * 2.0;   // s·b·h bf16 (per cp rank)
+  // s·b·h in the compute dtype (per cp rank): 2 bytes bf16, 4 in fp32 training.
+  const double act = in.tokens * in.hidden * s.activation_bytes;
   if (c.tp > 1) {
     // Megatron TP: 2 AllReduces forward, 2 backward of s·b·h; with SP each is an
     // AllGather + ReduceScatter pair of the same total (DESIGN.md §4).
@@ -137,7 +138,7 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
     // Ring attention: cp−1 steps passing this rank's K,V block (÷ tp heads)
     // forward; backward passes K,V and their gradients (2×). Overlapped with
     // the attention blocks.
-    const double kv_block = in.tokens * 2.0 * in.kv_width / c.tp * 2.0;
+    const double kv_block = in.tokens * 2.0 * in.kv_width / c.tp * s.activation_bytes;
     L.push_back(Make(CollectiveOp::kSendRecv, kv_block, ParallelDim::kCp, CommPhase::kForward, false, "cp_kv_ring",
                      c.cp - 1));
     L.push_back(Make(CollectiveOp::kSendRecv, 2.0 * kv_block, ParallelDim::kCp, CommPhase::kBackward, false,
@@ -147,7 +148,7 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
     // Dispatch and combine AllToAll per MoE layer, forward and backward; a
     // rank sends its tokens × top-k hidden vectors (dropless, capacity 1).
     const double tokens_rank = c.sequence_parallel ? in.tokens / c.tp : in.tokens;
-    const double a2a = tokens_rank * in.experts_per_token * in.hidden * 2.0;
+    const double a2a = tokens_rank * in.experts_per_token * in.hidden * s.activation_bytes;
     L.push_back(Make(CollectiveOp::kAllToAll, a2a, ParallelDim::kEp, CommPhase::kForward, true, "ep_alltoall", 2));
     L.push_back(Make(CollectiveOp::kAllToAll, a2a, ParallelDim::kEp, CommPhase::kBackward, true, "ep_alltoall", 2));
   }
@@ -155,9 +156,20 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
   AddShardingFor(L, c, s, in.layer_expert_params, in.num_micro_batches, "dp_expert", c.ep);
   if (c.pp > 1) {
     // Megatron scatter/gather: with SP the boundary tensor is already split over tp.
-    const double bytes = c.sequence_parallel ? act / c.tp : act;
+    const bool partition = !c.sequence_parallel && c.tp > 1 && s.pp_partition_over_tp;
+    const double bytes = c.sequence_parallel || partition ? act / c.tp : act;
     plan.pp_send = Make(CollectiveOp::kSendRecv, bytes, ParallelDim::kPp, CommPhase::kForward, true, "pp_sendrecv");
     plan.has_pp_send = true;
+    if (partition) {
+      // DeepSpeed PartitionedTensor: the receiver rebuilds the full tensor
+      // (full(): all_gather over the tp group); to_meta() is an int64 list
+      // [ndim, 3 sizes, num_parts, num_parts + 1 offsets].
+      plan.pp_gather = Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kForward, true, "pp_tp_gather");
+      plan.has_pp_gather = true;
+      plan.pp_meta = Make(CollectiveOp::kSendRecv, 8.0 * (c.tp + 6), ParallelDim::kPp, CommPhase::kForward, true,
+                          "pp_meta");
+      plan.pp_meta_count = s.pp_meta_messages;
+    }
   }
   return plan;
 }

@@ -30,6 +30,12 @@ struct CommPlan {
   std::vector<WorkloadCollective> step;    // once per step per stage, beside the layers' own
   WorkloadCollective pp_send;              // per micro-batch per boundary per direction (pp > 1)
   bool has_pp_send = false;
+  // A partitioning engine (stack.pp_partition_over_tp): the receiver's tp
+  // all-gather of the boundary tensor, and the small shape messages before it.
+  WorkloadCollective pp_gather;
+  bool has_pp_gather = false;
+  WorkloadCollective pp_meta;
+  double pp_meta_count = 0;
 };
 
 // Collectives of one transformer layer plus per-step ones (durations unset).

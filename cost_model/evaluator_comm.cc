@@ -231,7 +231,7 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   std::vector<WorkloadCollective> emb_list =
       ShardingCollectives(c, d.stack, cs.tied_single_copy ? 0.0 : u.emb.params, cs.m, "dp_embedding");
   std::vector<WorkloadCollective> head_list = ShardingCollectives(c, d.stack, u.head.params, cs.m, "dp_lm_head");
-  if (c.tp > 1) AddVocabParallelCollectives(c, cs.T * d.lcm.h * 2.0, emb_list, head_list);
+  if (c.tp > 1) AddVocabParallelCollectives(c, cs.T * d.lcm.h * d.stack.activation_bytes, emb_list, head_list);
   TimedList<12> emb_timed, head_timed;
   TimeList(emb_list, paths, d.features, emb_timed, rec ? &rec->emb : nullptr);
   TimeList(head_list, paths, d.features, head_timed, rec ? &rec->head : nullptr);
@@ -240,6 +240,11 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   if (rec) rec->pp_send = plan.pp_send;
   if (plan.has_pp_send) {
     out.p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, d.features);
+    // A partitioning engine: shape messages first, the receiver's tp gather after.
+    if (plan.pp_meta_count > 0)
+      out.p2p += plan.pp_meta_count * paths.Time(ParallelDim::kPp, {}, plan.pp_meta.op, plan.pp_meta.size, d.features);
+    if (plan.has_pp_gather)
+      out.p2p += paths.Time(ParallelDim::kTp, {}, plan.pp_gather.op, plan.pp_gather.size, d.features);
     if (rec) rec->pp_send.duration = Seconds(out.p2p);
   }
   return out;

@@ -397,6 +397,15 @@ SoftwareStack MegatronDeepSpeed() {
   // TrainSchedule.num_pipe_buffers): while micro-batch k computes its loss the
   // logits of k − 1 are still referenced.
   s.held_last_stage_outputs = 1;
+  // The pipeline engine partitions what it sends over the tp group
+  // (deepspeedai/DeepSpeed 83fd8f87, runtime/config.py get_pipeline_config:
+  // pipe_partitioned and grad_partitioned default True; runtime/pipe/engine.py:
+  // is_pipe_partitioned = is_model_parallel and pipe_partitioned): each rank
+  // sends its 1/tp as (part.to_meta(), part.data()), two messages, and the
+  // receiver rebuilds the tensor with PartitionedTensor.full(), an all_gather
+  // over the slice (tp) group. Gradients likewise.
+  s.pp_partition_over_tp = true;
+  s.pp_meta_messages = 1;
   s.supports_zero1 = true;
   s.supports_fsdp = false;
   s.supports_interleaved = false;

@@ -115,6 +115,13 @@ struct SoftwareStack {
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)
   bool overlap_param_gather = false;   // zero1: parameter AllGather hidden under next forward
   bool overlap_grad_reduce = true;     // ddp / zero1: gradient buckets reduced under backward
+  // Pipeline p2p as the framework sends it. With tp > 1 and no SP, a
+  // partitioning engine sends each rank's 1/tp of the boundary tensor and the
+  // receiving stage all-gathers it over tp (DeepSpeed pipe_partitioned /
+  // grad_partitioned); `pp_meta_messages` small messages (the partition's
+  // shape) precede every partitioned tensor.
+  bool pp_partition_over_tp = false;
+  double pp_meta_messages = 0;
   bool dropout = false;                // hidden/attention dropout (masks kept, extra traffic)
   int nccl_version = kNcclPaperVersion;   // major·10000 + minor·100 + patch: its algorithm set
   std::vector<std::pair<std::string, AttentionKernel>> attention_by_arch;  // architecture -> kernel

@@ -76,3 +76,46 @@ TEST_CASE("cost_model: hsdp reduces inside G-rank groups and all-reduces across 
   }
   CHECK(replica_allreduce);
 }
+
+TEST_CASE("cost_model: DeepSpeed's pipe engine sends 1/tp of the boundary tensor and gathers it on receipt",
+          "[cost_model]") {
+  const SoftwareStack ds = LoadSoftwareStack("megatron-deepspeed");
+  REQUIRE(ds.pp_partition_over_tp);
+  ParallelConfig c;
+  c.tp = 4;
+  c.pp = 4;
+  const double act = 8192.0 * 4096 * 2;
+  const CommPlan p = BuildCommPlan(c, ds, Inputs(8192, 0));
+  REQUIRE(p.has_pp_send);
+  CHECK(p.pp_send.size.si() == act / 4);
+  REQUIRE(p.has_pp_gather);
+  CHECK(p.pp_gather.op == CollectiveOp::kAllGather);
+  CHECK(p.pp_gather.dim == ParallelDim::kTp);
+  CHECK(p.pp_gather.size.si() == act);
+  CHECK(p.pp_meta_count == 1);
+  CHECK(p.pp_meta.size.si() == 8.0 * (4 + 6));   // int64 [ndim, 3 sizes, parts, parts + 1 offsets]
+  // Megatron-Core sends the whole tensor from every tp rank (no SP): no gather.
+  const CommPlan mc = BuildCommPlan(c, LoadSoftwareStack("megatron-core"), Inputs(8192, 0));
+  CHECK(mc.pp_send.size.si() == act);
+  CHECK_FALSE(mc.has_pp_gather);
+  // With SP the tensor is already split; without tp there is nothing to split.
+  c.sequence_parallel = true;
+  CHECK_FALSE(BuildCommPlan(c, ds, Inputs(8192, 0)).has_pp_gather);
+  c.sequence_parallel = false;
+  c.tp = 1;
+  const CommPlan one = BuildCommPlan(c, ds, Inputs(8192, 0));
+  CHECK_FALSE(one.has_pp_gather);
+  CHECK(one.pp_send.size.si() == act);
+}
+
+TEST_CASE("cost_model: fp32 training moves 4-byte activations through TP and the pipeline", "[cost_model]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  ParallelConfig c;
+  c.tp = 4;
+  c.pp = 2;
+  const CommPlan bf16 = BuildCommPlan(c, s, Inputs(8192, 0));
+  s.activation_bytes = 4;
+  const CommPlan fp32 = BuildCommPlan(c, s, Inputs(8192, 0));
+  CHECK(BytesOf(fp32, "tp_allreduce", CommPhase::kForward) == 2 * BytesOf(bf16, "tp_allreduce", CommPhase::kForward));
+  CHECK(fp32.pp_send.size.si() == 2 * bf16.pp_send.size.si());
+}
