@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "cli/command.h"
+
 namespace parasim::cli {
 namespace {
 constexpr std::chrono::seconds kShowAfter{2};               // short runs stay silent
@@ -17,7 +19,9 @@ ProgressLine::~ProgressLine() {
   if (shown_) std::fprintf(stderr, "\r\033[K");   // leave the terminal as it was
 }
 
-bool ProgressLine::Wanted(bool quiet, bool json) { return !quiet && !json && ::isatty(STDERR_FILENO) == 1; }
+bool ProgressLine::Wanted(bool quiet, bool json) {
+  return !quiet && !json && !OutputSuppressed() && ::isatty(STDERR_FILENO) == 1;
+}
 
 void ProgressLine::Update(int64_t done, int64_t total) {
   if (!enabled_ || total <= 0) return;
