@@ -31,8 +31,11 @@ struct PlanFlags {
 void RunPlanCommand(const PlanFlags& f) {
   CheckPlotRequest(f.plot);
   planner::PlanOptions options = f.planner.ToOptions();
-  ProgressLine progress("plan", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson));
+  const bool show = ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson);
+  ProgressLine progress("plan", show);
   options.progress = progress.Callback();
+  ProgressLine rescoring(StrCat("plan: re-scoring with ", RescoreModeName(options)), show, "plans");
+  options.rescore_progress = rescoring.Callback();
   const ModelSpec model = f.spec.LoadModelSpec();
   const ClusterSpec cluster = f.spec.LoadClusterSpec();
   const JobSpec job = f.spec.LoadJobSpec();

@@ -9,6 +9,7 @@
 #include "cli/cmd_plan_options.h"
 #include "cli/command.h"
 #include "cli/plot.h"
+#include "cli/progress.h"
 #include "cli/spec_options.h"
 #include "core/error.h"
 #include "core/number_format.h"
@@ -27,11 +28,14 @@ struct WhatifFlags {
   std::vector<std::string> vary;
   OutputOptions out;
   std::string plot;
+  bool quiet = false;
 };
 
 void RunWhatifCommand(const WhatifFlags& f) {
   CheckPlotRequest(f.plot);
-  const planner::PlanOptions options = f.planner.ToOptions();
+  planner::PlanOptions options = f.planner.ToOptions();
+  ProgressLine progress("whatif", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson), "points");
+  options.sweep_progress = progress.Callback();
   std::vector<planner::Variation> variations;
   for (const std::string& v : f.vary) variations.push_back(planner::ParseVariation(v));
   const ModelSpec model = f.spec.LoadModelSpec();
@@ -110,6 +114,7 @@ const CommandRegistration kWhatif{
           ->required();
       AddOutputOptions(cmd, f->out, false);
       AddPlotOption(cmd, f->plot);
+      cmd.add_flag("--quiet", f->quiet, "No progress line on stderr (shown only on a terminal, after ~2 s)");
       return std::function<void()>([f] { RunWhatifCommand(*f); });
     }};
 

@@ -1,6 +1,7 @@
 #include "planner/planner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "core/check.h"
@@ -202,7 +203,11 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   } else {
     // Re-score the best tier-A plans (in parallel, into slots), then re-rank.
     std::vector<Report> rescored(ranked);
-    ParallelFor(ranked, options.threads, [&](size_t i) { rescored[i] = (*rescorer)(space.ToConfig(unique[i].index)); });
+    std::atomic<int64_t> rescored_count{0};
+    ParallelFor(ranked, options.threads, [&](size_t i) {
+      rescored[i] = (*rescorer)(space.ToConfig(unique[i].index));
+      if (options.rescore_progress) options.rescore_progress(++rescored_count, static_cast<int64_t>(ranked));
+    });
     std::vector<size_t> order;
     std::vector<double> value(ranked), other(ranked);
     for (size_t i = 0; i < ranked; ++i) {
@@ -240,6 +245,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     base.constraints = FsdpBaselineConstraints();
     base.baseline = false;
     base.progress = nullptr;   // the baseline search is small; progress tells of the main one
+    base.rescore_progress = nullptr;
     base.top_k = 1;
     base.rescore_k = 1;
     PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base, rescorer);
