@@ -30,46 +30,73 @@ size_t ChainsInBound(const SearchSpace& space, int64_t max_configs) {
   return space.chains.size();
 }
 
+// A chain's infeasible reasons by category (a few), merged into the slice's
+// under its lock once per chain.
+struct ReasonTally {
+  std::vector<std::pair<std::string, int64_t>> counts;
+  void Add(const std::string& category) {
+    for (auto& [reason, count] : counts) {
+      if (reason == category) {
+        ++count;
+        return;
+      }
+    }
+    counts.emplace_back(category, 1);
+  }
+};
+
+struct ChainScoring {
+  const SearchSpace& space;
+  const Scorer& scorer;
+  const MetricScorer* ranker;
+  const PlanOptions& options;
+  bool dominance;
+  std::vector<CandidateScore>& scored;
+  std::mutex& reasons_mutex;
+  std::map<std::string, int64_t>& reasons;
+};
+
 // Scores one chain into `scored` (slots indexed by candidate): a ladder stops
 // at its first fitting rung (dominance); once a whole ladder fails on memory,
 // the larger micro-batches of the chain are known not to fit.
-void ScoreChain(const SearchSpace& space, const Chain& chain, const Scorer& scorer, const PlanOptions& options,
-                bool dominance, std::vector<CandidateScore>& scored, std::mutex& reasons_mutex,
-                std::map<std::string, int64_t>& reasons) {
+void ScoreChain(const ChainScoring& c, const Chain& chain) {
   bool memory_bound = false;
+  ReasonTally tally;
   for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
-    const Ladder& ladder = space.ladders[li];
+    const Ladder& ladder = c.space.ladders[li];
     bool fitted = false;
     bool all_memory = true;
     for (uint32_t k = 0; k < ladder.count; ++k) {
       const size_t idx = ladder.first + k;
-      CandidateScore& s = scored[idx];
-      if (memory_bound && options.memory_implication) {
+      CandidateScore& s = c.scored[idx];
+      if (memory_bound && c.options.memory_implication) {
         s.state = CandidateState::kImpliedMemory;
         continue;
       }
-      if (fitted && dominance) {
+      if (fitted && c.dominance) {
         s.state = CandidateState::kDominated;
         continue;
       }
-      const Report r = scorer(space.ToConfig(idx));
+      const ParallelConfig config = c.space.ToConfig(idx);
+      const ConfigMetrics r = c.ranker ? (*c.ranker)(config) : MetricsOfReport(c.scorer(config));
       if (!r.feasible) {
         s.state = CandidateState::kInfeasible;
-        const std::string category = ReasonCategory(r.infeasible_reason);
-        all_memory = all_memory && category == kMemoryCategory;
-        std::lock_guard<std::mutex> lock(reasons_mutex);
-        ++reasons[category];
+        all_memory = all_memory && r.reason_category == kMemoryCategory;
+        tally.Add(r.reason_category);
         continue;
       }
       PARASIM_CHECK(std::isfinite(r.tokens_per_s) && std::isfinite(r.tokens_per_joule) &&
                         std::isfinite(r.exposed_comm_fraction) && r.tokens_per_s > 0,
-                    "scorer returned non-finite metrics for ", space.ToConfig(idx).ToString());
+                    "scorer returned non-finite metrics for ", config.ToString());
       s = CandidateScore{r.tokens_per_s, r.tokens_per_joule, r.exposed_comm_fraction, CandidateState::kFeasible};
       fitted = true;
       all_memory = false;
     }
     if (ladder.count > 0 && all_memory) memory_bound = true;
   }
+  if (tally.counts.empty()) return;
+  std::lock_guard<std::mutex> lock(c.reasons_mutex);
+  for (const auto& [reason, count] : tally.counts) c.reasons[reason] += count;
 }
 
 int64_t ChainSize(const SearchSpace& space, const Chain& chain) {
@@ -102,7 +129,7 @@ SliceRunner& DefaultRunnerSlot() {
 }  // namespace
 
 PlanSlice ScorePlanSlice(const SearchSpace& space, const Scorer& scorer, const PlanOptions& options, int k,
-                         int count) {
+                         int count, const MetricScorer* ranker) {
   PARASIM_CHECK(count >= 1 && k >= 0 && k < count, "slice ", k, " of ", count);
   const bool dominance = options.recompute_dominance && options.objective.objective != Objective::kExposedComm;
   const size_t chains_in_bound = ChainsInBound(space, options.max_configs);
@@ -137,7 +164,8 @@ PlanSlice ScorePlanSlice(const SearchSpace& space, const Scorer& scorer, const P
       out_of_time.store(true);
       return mark_chain(chain, CandidateState::kTimeBudget);
     }
-    ScoreChain(space, chain, scorer, options, dominance, scored, reasons_mutex, slice.infeasible_reasons);
+    ScoreChain(ChainScoring{space, scorer, ranker, options, dominance, scored, reasons_mutex, slice.infeasible_reasons},
+               chain);
     if (options.progress) options.progress(settled += ChainSize(space, chain), total);
   });
 

@@ -58,8 +58,9 @@ inline bool ChainInSlice(size_t chain, int k, int count) {
 // --max-configs (the bound is over the whole space's enumeration order, so
 // every slice cuts the same chains) and --time-budget (per slice, measured
 // from this call). options.progress sees this slice's counts.
+// With a `ranker` (planner.h: MetricScorer) candidates are scored on its metrics.
 PlanSlice ScorePlanSlice(const SearchSpace& space, const Scorer& scorer, const PlanOptions& options, int k,
-                         int count);
+                         int count, const MetricScorer* ranker = nullptr);
 
 // The whole space's scores from slices that cover every candidate exactly
 // once, in any order (an internal error otherwise).

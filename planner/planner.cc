@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "planner/parallel_for.h"
 #include "planner/plan_slice.h"
+#include "planner/result_check.h"
 
 namespace parasim::planner {
 namespace {
@@ -26,6 +27,16 @@ PlanMetrics MetricsOf(const Scored& s) {
 }
 
 }  // namespace
+
+ConfigMetrics MetricsOfReport(const Report& r) {
+  ConfigMetrics m;
+  m.feasible = r.feasible;
+  if (!r.feasible) m.reason_category = ReasonCategory(r.infeasible_reason);
+  m.tokens_per_s = r.tokens_per_s;
+  m.tokens_per_joule = r.tokens_per_joule;
+  m.exposed_comm_fraction = r.exposed_comm_fraction;
+  return m;
+}
 
 std::string ReasonCategory(const std::string& infeasible_reason) {
   const std::string head = infeasible_reason.substr(0, infeasible_reason.find(':'));
@@ -112,7 +123,7 @@ std::vector<UniquePlan> FirstUniquePlans(const std::vector<size_t>& sorted, size
 ConstraintSet FsdpBaselineConstraints() { return ConstraintSet::Parse("tp=1,pp=1,cp=1,sharding=zero2", "baseline"); }
 
 PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
-                   const PlanOptions& options, const Scorer* rescorer) {
+                   const PlanOptions& options, const Scorer* rescorer, const MetricScorer* ranker) {
   options.objective.Validate();
   if (options.top_k < 1) throw InvalidInput("", "--top", "must be at least 1");
   if (options.rescore_k < 0) throw InvalidInput("", "--rescore", "must not be negative");
@@ -126,7 +137,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   // Score the space in slices (one here; one per MPI rank under parasim-mpi)
   // and merge them into one table: ranking below reads only the table.
   const SliceScorer score_slice = [&](int k, int count) {
-    return ScorePlanSlice(space, scorer, options, k, count);
+    return ScorePlanSlice(space, scorer, options, k, count, ranker);
   };
   const SliceRunner& runner = DefaultSliceRunner();
   MergedScores merged = MergePlanSlices(space, runner ? runner(score_slice) : std::vector<PlanSlice>{score_slice(0, 1)});
@@ -248,12 +259,13 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     base.rescore_progress = nullptr;
     base.top_k = 1;
     base.rescore_k = 1;
-    PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base, rescorer);
+    PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base, rescorer, ranker);
     if (!b.plans.empty()) {
       result.baseline = b.plans.front();
       result.baseline_value = b.plan_values.front();
     }
   }
+  CheckPlanResultFinite(result);
   return result;
 }
 
