@@ -38,8 +38,11 @@ void RunPlanCommand(const PlanFlags& f) {
     throw InvalidInput("", "--uncertainty", "prints as a table or JSON, not CSV");
   }
   planner::PlanOptions options = f.planner.ToOptions();
-  ProgressLine progress("plan", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson));
+  const bool show = ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson);
+  ProgressLine progress("plan", show);
   options.progress = progress.Callback();
+  ProgressLine rescoring(StrCat("plan: re-scoring with ", RescoreModeName(options)), show, "plans");
+  options.rescore_progress = rescoring.Callback();
   const ModelSpec model = f.spec.LoadModelSpec();
   const ClusterSpec cluster = f.spec.LoadClusterSpec();
   JobSpec job = f.spec.LoadJobSpec();

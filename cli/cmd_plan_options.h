@@ -28,7 +28,8 @@ struct PlannerFlags {
   std::string checkpoint_interval;   // "" = Young/Daly optimum
   std::string restart_time = "10 min";
   std::string fidelity = "analytical";
-  int rescore = 16;
+  std::string rescore = "coarse";    // coarse | detailed | N (alias of --rescore-top N)
+  int rescore_top = 16;
   long long max_configs = 0;         // 0 = no bound
   std::string time_budget;           // "" = no bound
 
@@ -51,9 +52,23 @@ struct PlannerFlags {
     count(top, "--top", 1, 1000000);
     count(threads, "--threads", 0, 4096);
     count(max_tp, "--max-tp", 0, 1000000);
-    count(rescore, "--rescore", 0, 1000000);
+    count(rescore_top, "--rescore-top", 0, 1000000);
+    if (RescoreCount() < 0 && rescore != "coarse" && rescore != "detailed") {
+      issues.Add("", "--rescore", StrCat("must be coarse, detailed or a count, got '", rescore, "'"));
+    }
+    if (rescore == "detailed" && fidelity != "full") {
+      issues.Add("", "--rescore", "detailed is tier C's mode: it needs --fidelity full");
+    }
     if (max_configs < 0) issues.Add("", "--max-configs", StrCat("must be >= 0, got ", max_configs));
     issues.ThrowIfAny();
+  }
+
+  // `--rescore N`, the count's old spelling, still works (an alias of
+  // --rescore-top N, without a warning: scripts that use it keep working).
+  // -1 when --rescore names a mode.
+  int RescoreCount() const {
+    if (rescore.empty() || rescore.size() > 7 || rescore.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoi(rescore);
   }
 
   planner::PlanOptions ToOptions() const {
@@ -75,13 +90,20 @@ struct PlannerFlags {
     o.objective.goodput.restart_time = ParseDuration(restart_time, "--restart-time");
     if (fidelity == "simulated") o.fidelity = Fidelity::kSimulated;
     else if (fidelity == "full") o.fidelity = Fidelity::kFull;
-    o.rescore_k = rescore;
+    o.rescore_k = RescoreCount() >= 0 ? RescoreCount() : rescore_top;
+    o.rescore_detailed = rescore == "detailed";
     o.max_configs = max_configs;
     if (!time_budget.empty()) o.time_budget_s = ParseDuration(time_budget, "--time-budget").si();
     o.objective.Validate();
     return o;
   }
 };
+
+// What re-scores the best plans, for the progress line: "tier C (coarse)".
+inline std::string RescoreModeName(const planner::PlanOptions& o) {
+  if (o.fidelity == Fidelity::kSimulated) return "tier B";
+  return o.rescore_detailed ? "tier C (detailed)" : "tier C (coarse)";
+}
 
 inline void AddPlannerFlags(CLI::App& cmd, PlannerFlags& f, bool with_top = true) {
   cmd.add_option("--objective", f.objective,
@@ -107,7 +129,11 @@ inline void AddPlannerFlags(CLI::App& cmd, PlannerFlags& f, bool with_top = true
                  "analytical (tier A only) | simulated (re-score the best with tier B) | full (tier C)")
       ->check(CLI::IsMember({"analytical", "simulated", "full"}))
       ->capture_default_str();
-  cmd.add_option("--rescore", f.rescore, "How many of tier A's best plans the simulator re-scores")
+  cmd.add_option("--rescore", f.rescore,
+                 "Tier C's mode for re-scoring (--fidelity full): coarse (one flow set per collective) | detailed "
+                 "(NCCL step schedules, up to 16,384 GPUs); a number N is --rescore-top N")
+      ->capture_default_str();
+  cmd.add_option("--rescore-top", f.rescore_top, "How many of tier A's best plans the simulator re-scores")
       ->capture_default_str();
   cmd.add_option("--max-configs", f.max_configs,
                  "Score at most N candidates, the first in the fixed enumeration order (deterministic; 0 = all)");

@@ -10,6 +10,7 @@
 #include "cli/cmd_plan_options.h"
 #include "cli/command.h"
 #include "cli/plot.h"
+#include "cli/progress.h"
 #include "cli/spec_options.h"
 #include "core/error.h"
 #include "core/number_format.h"
@@ -35,6 +36,7 @@ struct ScaleFlags {
   PlannerFlags planner;
   OutputOptions out;
   std::string plot;
+  bool quiet = false;
 };
 
 std::vector<int> ParseGpuList(const std::string& text) {
@@ -109,6 +111,8 @@ const std::vector<std::string> kHeader = {"gpus", "global_batch", "tokens/s", "t
 void RunScaleCommand(const ScaleFlags& f) {
   CheckPlotRequest(f.plot);
   planner::PlanOptions options = f.planner.ToOptions();
+  ProgressLine progress("scale", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson), "GPU counts");
+  options.sweep_progress = progress.Callback();
   planner::ScaleOptions scale;
   scale.mode = planner::ParseScaleMode(f.mode);
   scale.local_batch = f.local_batch;
@@ -178,6 +182,7 @@ const CommandRegistration kScale{
       AddPlannerFlags(cmd, f->planner, false);
       AddOutputOptions(cmd, f->out);
       AddPlotOption(cmd, f->plot);
+      cmd.add_flag("--quiet", f->quiet, "No progress line on stderr (shown only on a terminal, after ~2 s)");
       return std::function<void()>([f] { RunScaleCommand(*f); });
     }};
 

@@ -17,7 +17,9 @@
 #include "cost_model/report_format.h"
 #include "planner/plot_data.h"
 #include "simulator/schedule_export.h"
+#include "simulator/gzip_text.h"
 #include "simulator/simulate.h"
+#include "simulator/trace_ranks.h"
 
 namespace parasim::cli {
 namespace {
@@ -63,6 +65,7 @@ const CommandRegistration kSimulate{
       auto background = std::make_shared<std::vector<std::string>>();
       auto tier_c = std::make_shared<std::string>();
       auto schedule = std::make_shared<std::string>();
+      auto trace_ranks = std::make_shared<std::string>();
       AddSpecOptions(cmd, *spec, /*need_batch=*/true);
       cmd.add_option("--config", *config,
                      "Parallel config \"dp=..,tp=..,pp=..,cp=..,ep=..,mbs=..,sharding=..,recompute=..,sp=..,vpp=..,"
@@ -73,7 +76,11 @@ const CommandRegistration kSimulate{
                      "full (tier C: every rank, max-min flows on the topology)")
           ->check(CLI::IsMember({"analytical", "simulated", "full"}))
           ->capture_default_str();
-      cmd.add_option("--trace", *trace, "Write a Chrome Trace Event JSON of the simulated step (Perfetto opens it)");
+      cmd.add_option("--trace", *trace,
+                     "Write a Chrome Trace Event JSON of the simulated step (Perfetto opens it); FILE.json.gz: gzipped");
+      cmd.add_option("--trace-ranks", *trace_ranks,
+                     "Ranks the trace holds: default (first rank of each pipeline stage + the slowest) | all | "
+                     "a list of GPU ranks and ranges, e.g. 0,17,64-71");
       cmd.add_option("--straggler", *stragglers, "A slow GPU, e.g. \"rank=17,slowdown=1.2\" (repeatable)");
       cmd.add_option("--background-load", *background,
                      "Other traffic on a link class (tier C), e.g. \"class=leaf-spine,fraction=0.3\" (repeatable)");
@@ -86,7 +93,7 @@ const CommandRegistration kSimulate{
       AddOutputOptions(cmd, *out);
       AddPlotOption(cmd, *plot);
       return std::function<void()>(
-          [spec, out, config, fidelity, trace, plot, stragglers, background, tier_c, schedule] {
+          [spec, out, config, fidelity, trace, plot, stragglers, background, tier_c, schedule, trace_ranks] {
         const ParallelConfig cfg = ParseParallelConfig(*config, "--config");
         const bool simulated = *fidelity != "analytical";
         if (!simulated && (!trace->empty() || !stragglers->empty() || !background->empty())) {
@@ -101,6 +108,9 @@ const CommandRegistration kSimulate{
         for (const std::string& s : *stragglers) options.stragglers.push_back(simulator::ParseStraggler(s));
         for (const std::string& b : *background) options.background.push_back(simulator::ParseBackgroundLoad(b));
         options.trace = !trace->empty();
+        if (!trace_ranks->empty() && trace->empty()) throw InvalidInput("", "--trace-ranks", "needs --trace FILE");
+        options.trace_ranks = simulator::ParseTraceRanks(*trace_ranks);
+        if (simulator::WantsGzip(*trace) && !simulator::CanGzip()) simulator::GzipText("");   // says why, before simulating
         if (!tier_c->empty() && *fidelity != "full") throw InvalidInput("", "--tier-c", "needs --fidelity full");
         if (!tier_c->empty()) {
           options.tier_c = *tier_c == "step" ? simulator::TierCSchedule::kStep : simulator::TierCSchedule::kCoarse;
@@ -119,7 +129,8 @@ const CommandRegistration kSimulate{
           if (options.trace) {
             OutputOptions trace_out;
             trace_out.output_file = *trace;
-            WriteOutput(trace_out, result.trace_json);
+            WriteOutput(trace_out, simulator::WantsGzip(*trace) ? simulator::GzipText(result.trace_json)
+                                                                : result.trace_json);
           }
         } else {
           report = evaluator.Evaluate(cfg);

@@ -9,6 +9,7 @@
 #include "cli/cmd_plan_options.h"
 #include "cli/command.h"
 #include "cli/plot.h"
+#include "cli/progress.h"
 #include "cli/spec_options.h"
 #include "core/error.h"
 #include "core/number_format.h"
@@ -29,6 +30,7 @@ struct WhatifFlags {
   OutputOptions out;
   std::string plot;
   std::string study;
+  bool quiet = false;
 };
 
 // `--study NAME`: a built-in study (planner/study_specs.cc), run by the same engine.
@@ -46,7 +48,9 @@ void RunWhatifCommand(const WhatifFlags& f) {
   if (!f.study.empty()) return RunStudyCommand(f);
   if (f.vary.empty()) throw InvalidInput("", "--vary", "give --vary KEY=v1,v2,... (or --study NAME)");
   CheckPlotRequest(f.plot);
-  const planner::PlanOptions options = f.planner.ToOptions();
+  planner::PlanOptions options = f.planner.ToOptions();
+  ProgressLine progress("whatif", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson), "points");
+  options.sweep_progress = progress.Callback();
   std::vector<planner::Variation> variations;
   for (const std::string& v : f.vary) variations.push_back(planner::ParseVariation(v));
   const ModelSpec model = f.spec.LoadModelSpec();
@@ -127,6 +131,7 @@ const CommandRegistration kWhatif{
       cmd.add_option("--study", f->study, "Run a built-in study instead of --vary (table output): " + studies);
       AddOutputOptions(cmd, f->out, false);
       AddPlotOption(cmd, f->plot);
+      cmd.add_flag("--quiet", f->quiet, "No progress line on stderr (shown only on a terminal, after ~2 s)");
       return std::function<void()>([f] { RunWhatifCommand(*f); });
     }};
 

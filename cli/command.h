@@ -23,6 +23,13 @@ void AddOutputOptions(CLI::App& cmd, OutputOptions& out, bool csv_allowed = true
 // Writes text to -o FILE atomically (temp file + rename) or to stdout.
 void WriteOutput(const OutputOptions& out, const std::string& text);
 
+// The whole command line (the program's main and parasim-mpi's run this).
+int RunCli(int argc, char** argv);
+
+// True on the follower ranks of parasim-mpi: they score their share of the
+// search and print nothing; rank 0 prints and writes every file.
+bool& OutputSuppressed();
+
 // A command's setup: add options to `cmd`, return the action to run.
 using CommandSetup = std::function<std::function<void()>(CLI::App& cmd)>;
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
@@ -75,6 +76,7 @@ std::string WithProvenance(const OutputOptions& out, const std::string& text) {
 }  // namespace
 
 void WriteOutput(const OutputOptions& out, const std::string& report) {
+  if (OutputSuppressed()) return;
   const std::string text = WithProvenance(out, report);
   if (out.output_file.empty() || out.output_file == "-") {   // "-o -": stdout
     std::cout << text;
@@ -108,7 +110,12 @@ void WriteOutput(const OutputOptions& out, const std::string& report) {
 
 }  // namespace parasim::cli
 
-int main(int argc, char** argv) {
+bool& parasim::cli::OutputSuppressed() {
+  static bool suppressed = false;
+  return suppressed;
+}
+
+int parasim::cli::RunCli(int argc, char** argv) {
   using namespace parasim;
   CLI::App app{"parasim: plan and predict LLM training parallelism on GPU clusters"};
   app.require_subcommand(1);
@@ -126,7 +133,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
+    std::ostringstream sink;   // a follower rank (parasim-mpi) leaves the messages to rank 0
+    const int code = cli::OutputSuppressed() ? app.exit(e, sink, sink) : app.exit(e);
     return code == 0 ? cli::kExitOk : cli::kExitBadInput;  // a bad flag or value is bad input
   }
 
@@ -141,7 +149,7 @@ int main(int argc, char** argv) {
     const char* what = code == cli::kExitInternal                ? "internal error"
                        : dynamic_cast<const NoAnswer*>(&e) != nullptr ? "no answer"
                                                                       : "error";
-    std::cerr << "parasim: " << what << ": " << e.what() << "\n";
+    if (!cli::OutputSuppressed() || code == cli::kExitInternal) std::cerr << "parasim: " << what << ": " << e.what() << "\n";
     return code;
   }
   return 0;

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command.h"
 #include "core/error.h"
 
 extern char** environ;
@@ -89,6 +90,7 @@ void CheckPlotRequest(const std::string& plot_file) {
 }
 
 void WritePlot(const planner::PlotSpec& spec, const std::string& plot_file) {
+  if (OutputSuppressed()) return;
   CheckPlotRequest(plot_file);
   const fs::path picture(plot_file);
   const fs::path data = Sibling(plot_file, ".dat");

@@ -1,5 +1,5 @@
 // The command-line parser: every subcommand's flags, as main() builds them
-// (cli/main.cc is compiled in with its main renamed), parsed but not run.
+// (cli/*.cc compiled in, without cli/entry.cc's main), parsed but not run.
 // Input: arguments separated by newlines.
 #include <map>
 #include <string>

@@ -18,7 +18,7 @@ std::vector<Issue> ValidatePlanOptions(const PlanOptions& o) {
   finite(o.objective.goodput.restart_time.si(), "--restart-time");
   finite(o.time_budget_s, "--time-budget");
   if (o.top_k < 1) issues.Add("", "--top", StrCat("must be at least 1, got ", o.top_k));
-  if (o.rescore_k < 0) issues.Add("", "--rescore", StrCat("must not be negative, got ", o.rescore_k));
+  if (o.rescore_k < 0) issues.Add("", "--rescore-top", StrCat("must not be negative, got ", o.rescore_k));
   if (o.threads < 0) issues.Add("", "--threads", StrCat("must not be negative, got ", o.threads));
   if (o.max_configs < 0) issues.Add("", "--max-configs", StrCat("must not be negative, got ", o.max_configs));
   if (o.space.max_tp < 0) issues.Add("", "--max-tp", StrCat("must not be negative, got ", o.space.max_tp));

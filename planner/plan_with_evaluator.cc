@@ -27,6 +27,11 @@ PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& stac
   }
   simulator::SimulationOptions sim;
   sim.fidelity = options.fidelity;
+  // Tier C re-scores coarse unless asked: step schedules cost far more per
+  // plan at thousands of GPUs (DECISIONS.md, "Tier C re-scoring mode").
+  if (options.fidelity == Fidelity::kFull) {
+    sim.tier_c = options.rescore_detailed ? simulator::TierCSchedule::kStep : simulator::TierCSchedule::kCoarse;
+  }
   const Scorer rescorer = [&evaluator, sim](const ParallelConfig& c) {
     return simulator::SimulateConfig(evaluator, c, sim).report;
   };

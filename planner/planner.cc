@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
-#include <mutex>
 
 #include "core/check.h"
 #include "core/error.h"
 #include "planner/parallel_for.h"
 #include "planner/plan_options_validate.h"
+#include "planner/plan_slice.h"
 #include "planner/result_check.h"
 
 namespace parasim::planner {
@@ -17,35 +16,12 @@ namespace {
 
 constexpr const char* kReasonDominated = "dominance: recompute not needed";
 constexpr const char* kReasonImpliedMemory = "memory: a smaller micro-batch did not fit";
-constexpr const char* kMemoryCategory = "memory";
 
 constexpr const char* kReasonMaxConfigs = "limit: --max-configs";
 constexpr const char* kReasonTimeBudget = "limit: --time-budget";
 
-enum class State : uint8_t { kUnscored, kFeasible, kInfeasible, kDominated, kImpliedMemory, kMaxConfigs, kTimeBudget };
-
-// What ranking needs of one scored candidate (full reports are re-made for the few printed).
-struct Scored {
-  double tokens_per_s = 0;
-  double tokens_per_joule = 0;
-  double exposed_comm_fraction = 0;
-  State state = State::kUnscored;
-};
-
-// A chain's infeasible reasons by category (a few), merged into the
-// query's under its lock once per chain.
-struct ReasonTally {
-  std::vector<std::pair<std::string, int64_t>> counts;
-  void Add(const std::string& category) {
-    for (auto& [reason, count] : counts) {
-      if (reason == category) {
-        ++count;
-        return;
-      }
-    }
-    counts.emplace_back(category, 1);
-  }
-};
+using State = CandidateState;
+using Scored = CandidateScore;
 
 PlanMetrics MetricsOf(const Scored& s) {
   return PlanMetrics{s.tokens_per_s, s.tokens_per_joule, s.exposed_comm_fraction};
@@ -152,93 +128,15 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   if (std::vector<Issue> issues = ValidatePlanOptions(options); !issues.empty()) throw InvalidInput(issues);
 
   const SearchSpace space = EnumerateSpace(model, job, gpus, gpus_per_node, options.constraints, options.space);
-  const bool dominance = options.recompute_dominance && options.objective.objective != Objective::kExposedComm;
-
-  std::vector<Scored> scored(space.candidates.size());
-  std::mutex reasons_mutex;
-  std::map<std::string, int64_t> infeasible_reasons;   // sums: the same for any thread order
-
-  // One chain (same config but micro-batch and recompute) per task, in order:
-  // a ladder stops at its first fitting rung (dominance); once a whole ladder
-  // fails on memory, the larger micro-batches of the chain are known not to fit.
-  // --max-configs: whole chains in enumeration order while they fit the bound.
-  size_t chains_in_bound = space.chains.size();
-  if (options.max_configs > 0) {
-    int64_t taken = 0;
-    for (size_t ci = 0; ci < space.chains.size(); ++ci) {
-      int64_t n = 0;
-      const Chain& chain = space.chains[ci];
-      for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) n += space.ladders[li].count;
-      if (taken + n > options.max_configs) {
-        chains_in_bound = ci;
-        break;
-      }
-      taken += n;
-    }
-  }
-  const auto start = std::chrono::steady_clock::now();
-  std::atomic<bool> out_of_time{false};
-  auto mark_chain = [&](const Chain& chain, State state) {
-    for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
-      for (uint32_t k = 0; k < space.ladders[li].count; ++k) scored[space.ladders[li].first + k].state = state;
-    }
+  // Score the space in slices (one here; one per MPI rank under parasim-mpi)
+  // and merge them into one table: ranking below reads only the table.
+  const SliceScorer score_slice = [&](int k, int count) {
+    return ScorePlanSlice(space, scorer, options, k, count, ranker);
   };
-
-  std::atomic<int64_t> settled{0};
-  const auto total = static_cast<int64_t>(space.candidates.size());
-  ParallelFor(space.chains.size(), options.threads, [&](size_t ci) {
-    const Chain& chain = space.chains[ci];
-    if (ci >= chains_in_bound) return mark_chain(chain, State::kMaxConfigs);
-    if (options.time_budget_s > 0 &&
-        (out_of_time.load() ||
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > options.time_budget_s)) {
-      out_of_time.store(true);
-      return mark_chain(chain, State::kTimeBudget);
-    }
-    bool memory_bound = false;
-    int64_t chain_candidates = 0;
-    ReasonTally chain_reasons;
-    for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
-      const Ladder& ladder = space.ladders[li];
-      bool fitted = false;
-      bool all_memory = true;
-      for (uint32_t k = 0; k < ladder.count; ++k) {
-        const size_t idx = ladder.first + k;
-        Scored& s = scored[idx];
-        if (memory_bound && options.memory_implication) {
-          s.state = State::kImpliedMemory;
-          continue;
-        }
-        if (fitted && dominance) {
-          s.state = State::kDominated;
-          continue;
-        }
-        const ConfigMetrics r = ranker ? (*ranker)(space.ToConfig(idx)) : MetricsOfReport(scorer(space.ToConfig(idx)));
-        if (!r.feasible) {
-          s.state = State::kInfeasible;
-          all_memory = all_memory && r.reason_category == kMemoryCategory;
-          chain_reasons.Add(r.reason_category);
-          continue;
-        }
-        PARASIM_CHECK(std::isfinite(r.tokens_per_s) && std::isfinite(r.tokens_per_joule) &&
-                          std::isfinite(r.exposed_comm_fraction) && r.tokens_per_s > 0,
-                      "scorer returned non-finite metrics for ", space.ToConfig(idx).ToString());
-        s.state = State::kFeasible;
-        s.tokens_per_s = r.tokens_per_s;
-        s.tokens_per_joule = r.tokens_per_joule;
-        s.exposed_comm_fraction = r.exposed_comm_fraction;
-        fitted = true;
-        all_memory = false;
-      }
-      if (ladder.count > 0 && all_memory) memory_bound = true;
-      chain_candidates += ladder.count;
-    }
-    if (!chain_reasons.counts.empty()) {
-      std::lock_guard<std::mutex> lock(reasons_mutex);
-      for (const auto& [reason, count] : chain_reasons.counts) infeasible_reasons[reason] += count;
-    }
-    if (options.progress) options.progress(settled += chain_candidates, total);
-  });
+  const SliceRunner& runner = DefaultSliceRunner();
+  MergedScores merged = MergePlanSlices(space, runner ? runner(score_slice) : std::vector<PlanSlice>{score_slice(0, 1)});
+  const std::vector<Scored>& scored = merged.scores;
+  const std::map<std::string, int64_t>& infeasible_reasons = merged.infeasible_reasons;
 
   PlanResult result;
   result.gpus = gpus;
@@ -310,7 +208,11 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   } else {
     // Re-score the best tier-A plans (in parallel, into slots), then re-rank.
     std::vector<Report> rescored(ranked);
-    ParallelFor(ranked, options.threads, [&](size_t i) { rescored[i] = (*rescorer)(space.ToConfig(unique[i].index)); });
+    std::atomic<int64_t> rescored_count{0};
+    ParallelFor(ranked, options.threads, [&](size_t i) {
+      rescored[i] = (*rescorer)(space.ToConfig(unique[i].index));
+      if (options.rescore_progress) options.rescore_progress(++rescored_count, static_cast<int64_t>(ranked));
+    });
     std::vector<size_t> order;
     std::vector<double> value(ranked), other(ranked);
     for (size_t i = 0; i < ranked; ++i) {
@@ -348,6 +250,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     base.constraints = FsdpBaselineConstraints();
     base.baseline = false;
     base.progress = nullptr;   // the baseline search is small; progress tells of the main one
+    base.rescore_progress = nullptr;
     base.top_k = 1;
     base.rescore_k = 1;
     PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base, rescorer, ranker);

@@ -60,6 +60,14 @@ struct PlanOptions {
   // tier-A plans are re-scored and re-ranked; the rest keep tier A's order.
   Fidelity fidelity = Fidelity::kAnalytical;
   int rescore_k = 16;
+  // Tier C only: re-score with its coarse mode (one flow set per collective,
+  // the default) or detailed (each collective as its NCCL step schedule, up
+  // to simulator::kTierCStepMaxGpus GPUs).
+  bool rescore_detailed = false;
+  // Sweeps (whatif, scale): told (points done, points) after each point.
+  std::function<void(int64_t done, int64_t total)> sweep_progress;
+  // Told (plans re-scored, plans to re-score) from the re-scoring threads.
+  std::function<void(int64_t done, int64_t total)> rescore_progress;
   // Resource bounds. max_configs > 0: score at most this many candidates, the
   // first in the fixed enumeration order (whole chains), so the answer is
   // deterministic. time_budget_s > 0: stop starting chains after this many

@@ -83,6 +83,9 @@ ScaleStudy RunScaleStudy(const ModelSpec& model, const JobSpec& job, int gpus_pe
       if (study.knee_gpus == 0 && p.efficiency < scale.knee_threshold) study.knee_gpus = n;
     }
     study.points.push_back(p);
+    if (plan.sweep_progress) {
+      plan.sweep_progress(static_cast<int64_t>(study.points.size()), static_cast<int64_t>(gpus.size()));
+    }
     if (p.feasible) {
       previous = &study.points.back();
       if (first == nullptr) first = previous;

@@ -239,6 +239,14 @@ void ApplyVariation(ClusterSpec& cluster, JobSpec& job, const std::string& key, 
   ValidateChanged(cluster, job, StrCat("--vary ", key, "=", value));
 }
 
+namespace {
+int64_t GridSize(const std::vector<Variation>& variations) {
+  int64_t n = 1;
+  for (const Variation& v : variations) n *= static_cast<int64_t>(v.values.size());
+  return n;
+}
+}  // namespace
+
 std::vector<WhatifPoint> RunWhatif(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                    const std::vector<Variation>& variations, const PlanOptions& options) {
   // Validate every value before any search: a typo in the last one fails fast.
@@ -277,6 +285,7 @@ std::vector<WhatifPoint> RunWhatif(const ModelSpec& model, const ClusterSpec& cl
       p.objective_value = r.plan_values.front();
     }
     points.push_back(std::move(p));
+    if (options.sweep_progress) options.sweep_progress(static_cast<int64_t>(points.size()), GridSize(variations));
     // Odometer over the grid, last key fastest.
     size_t k = variations.size();
     while (k > 0) {

@@ -16,6 +16,7 @@
 #include "simulator/tier_c.h"
 #include "simulator/timeline_stats.h"
 #include "simulator/trace.h"
+#include "simulator/trace_ranks.h"
 #include "topology/placement.h"
 
 namespace parasim::simulator {
@@ -253,6 +254,7 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
   StepGraph& sg = buffers_->graph;
   EngineOptions eo;
   std::vector<double> slowdown;
+  std::vector<int> lane_of_gpu(static_cast<size_t>(world), 0);   // the graph rank simulating each GPU
   std::vector<double> capacities;
   if (options.fidelity == Fidelity::kSimulated) {
     // One representative per stage: its first GPU.
@@ -260,6 +262,9 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
     for (int s = 0; s < pp; ++s) reps[s] = {stage_gpus[s].front()};
     TimedCollectives factory;
     BuildStepGraphInto(wl, reps, static_cast<double>(world) / pp, factory, sg);
+    for (int r = 0; r < sg.graph.num_ranks(); ++r) {
+      for (int gpu : stage_gpus[sg.rank_stage[r]]) lane_of_gpu[gpu] = r;
+    }
     // Every group waits for its slowest member, so a straggler paces its stage.
     slowdown.assign(pp, 1.0);
     for (const Straggler& s : options.stragglers) {
@@ -277,6 +282,7 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
     slowdown.assign(sg.graph.num_ranks(), 1.0);
     for (int r = 0; r < sg.graph.num_ranks(); ++r) {
       for (int gpu : factory.TpGroupOf(sg.rank_gpu[r])) {
+        lane_of_gpu[gpu] = r;
         for (const Straggler& s : options.stragglers) {
           if (s.rank == gpu) slowdown[r] = std::max(slowdown[r], s.slowdown);
         }
@@ -294,7 +300,10 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
   result.events = t.events;
   result.network_steps = t.network_steps;
   result.activities = sg.graph.num_activities();
-  if (options.trace) result.trace_json = WriteChromeTrace(sg.graph, t, power);
+  if (options.trace) {
+    const std::vector<char> keep = SelectTraceRanks(options.trace_ranks, result.ranks, lane_of_gpu);
+    result.trace_json = WriteChromeTrace(sg.graph, t, power, &keep);
+  }
   return result;
 }
 

@@ -57,6 +57,14 @@ enum class TierCSchedule { kAuto, kStep, kCoarse };
 inline constexpr int kTierCStepMaxGpus = 16384;
 inline constexpr int kTierCCoarseMaxGpus = 65536;
 
+// Which simulated ranks a trace holds (`--trace-ranks`; simulator/trace_ranks.h):
+// by default the first rank of each pipeline stage and the slowest rank.
+struct TraceRanks {
+  enum class Kind { kDefault, kAll, kList };
+  Kind kind = Kind::kDefault;
+  std::vector<int> gpus;   // kList: global ranks (GPU ids), ascending, unique
+};
+
 struct SimulationOptions {
   Fidelity fidelity = Fidelity::kSimulated;   // kSimulated (tier B) or kFull (tier C)
   std::vector<Straggler> stragglers;          // tier B: slows the straggler's whole stage (every
@@ -67,6 +75,7 @@ struct SimulationOptions {
   // results to rounding; false: the reference path, for tests).
   bool dynamic_contention = true;
   bool trace = false;                         // fill SimulationResult::trace_json
+  TraceRanks trace_ranks;                     // which ranks the trace holds
 };
 
 // What one simulated rank did (tier B: a stage's representative).

@@ -49,19 +49,26 @@ void AppendMetadata(std::string& out, const char* what, int pid, int tid, const 
 
 }  // namespace
 
-std::string WriteChromeTrace(const TaskGraph& graph, const Timeline& timeline, const PowerModel& power) {
+std::string WriteChromeTrace(const TaskGraph& graph, const Timeline& timeline, const PowerModel& power,
+                             const std::vector<char>* keep) {
+  PARASIM_CHECK(keep == nullptr || keep->size() == static_cast<size_t>(graph.num_ranks()), "trace rank selection size");
+  const auto kept = [keep](int rank) { return keep == nullptr || (*keep)[static_cast<size_t>(rank)] != 0; };
+  int64_t kept_ops = 0;
+  for (int32_t op = 0; op < graph.num_ops(); ++op) kept_ops += kept(graph.op_rank(op)) ? 1 : 0;
   std::string out;
-  out.reserve(static_cast<size_t>(graph.num_ops()) * 160 + 4096);
+  out.reserve(static_cast<size_t>(kept_ops) * 160 + 4096);
   out += "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   // Processes = ranks, threads = streams (tid = stream index + 1; tid 0 holds
   // the power counter).
   for (int r = 0; r < graph.num_ranks(); ++r) {
-    AppendMetadata(out, "process_name", r, 0, graph.rank_name(r));
+    if (kept(r)) AppendMetadata(out, "process_name", r, 0, graph.rank_name(r));
   }
   for (int s = 0; s < graph.num_streams(); ++s) {
+    if (!kept(graph.stream_rank(s))) continue;
     AppendMetadata(out, "thread_name", graph.stream_rank(s), s + 1, ToString(graph.stream_kind(s)));
   }
   for (int32_t op = 0; op < graph.num_ops(); ++op) {
+    if (!kept(graph.op_rank(op))) continue;
     const int32_t act = graph.op_activity(op);
     const ActivitySpec& spec = graph.activity(act);
     // Start and end on the printed ns grid, duration their difference: ops
@@ -101,6 +108,7 @@ std::string WriteChromeTrace(const TaskGraph& graph, const Timeline& timeline, c
   std::vector<std::vector<PowerStep>> steps;
   SummarizeRanks(graph, timeline, power, timeline.makespan_s, &steps);
   for (int r = 0; r < graph.num_ranks(); ++r) {
+    if (!kept(r)) continue;
     for (const PowerStep& step : steps[r]) {
       out += "{\"ph\":\"C\",\"name\":\"power\",\"ts\":";
       AppendNumber(out, step.start_s * 1e6);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "simulator/engine.h"
 #include "simulator/task_graph.h"
@@ -15,6 +16,10 @@
 namespace parasim::simulator {
 
 // The whole trace as one JSON object text ({"traceEvents": [...], ...}).
-std::string WriteChromeTrace(const TaskGraph& graph, const Timeline& timeline, const PowerModel& power);
+// `keep`, when given, has one entry per graph rank: only ranks marked
+// non-zero appear (their ops, streams and power track); a collective's
+// "ranks" argument still counts every participant.
+std::string WriteChromeTrace(const TaskGraph& graph, const Timeline& timeline, const PowerModel& power,
+                             const std::vector<char>* keep = nullptr);
 
 }  // namespace parasim::simulator

@@ -62,6 +62,7 @@ TEST_CASE("kineto: a simulated timeline reads back as the simulator summarized i
     simulator::SimulationOptions opt;
     opt.fidelity = c.fidelity;
     opt.trace = true;
+    opt.trace_ranks.kind = simulator::TraceRanks::Kind::kAll;   // every rank, to compare with r.ranks
     const simulator::SimulationResult r = simulator::SimulateConfig(eval, ParseParallelConfig(text), opt);
     REQUIRE(r.report.feasible);
     const StepTraceSummary s = ParseKinetoTrace(r.trace_json, "simulated.json", TraceReadOptions{});
