@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "calibrate/collective_profile.h"
-#include "cli/provenance.h"
+#include "facade/report_provenance.h"
 #include "core/error.h"
 #include "core/field_registry.h"
 #include "core/loaders.h"
