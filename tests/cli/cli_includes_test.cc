@@ -20,8 +20,7 @@ namespace fs = std::filesystem;
 const std::set<std::string> kNotYetMoved = {
     "cli/cmd_calibrate.cc", "cli/cmd_calibrate_device.cc", "cli/cmd_calibrate_fit_stack.cc",
     "cli/cmd_plan.cc",      "cli/cmd_plan_options.h",      "cli/cmd_scale.cc",
-    "cli/cmd_simulate.cc",  "cli/cmd_topology.cc",         "cli/cmd_whatif.cc",
-    "cli/plot.h",           "cli/spec_options.cc",         "cli/spec_options.h",
+    "cli/cmd_simulate.cc",  "cli/cmd_whatif.cc",           "cli/plot.h",
 };
 
 bool Allowed(const std::string& rel, const std::string& header, bool quoted) {
