@@ -30,6 +30,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "core/loaders.h"
+#include "core/number_format.h"
 #include "core/unit_parse.h"
 
 namespace parasim::cli {
@@ -41,11 +42,7 @@ using namespace parasim::calibrate;
 // CUDA lacks the feature, which is a usage error (2), docs/exit-codes.md.
 [[noreturn]] void EnvironmentFailure(const std::string& message) { throw EnvironmentError(message); }
 
-std::string Fixed(double v, int digits) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v;
-  return os.str();
-}
+std::string Fixed(double v, int digits) { return FormatFixed(v, digits); }
 
 // ---- calibrate run --------------------------------------------------------
 

@@ -15,6 +15,7 @@
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/report_format.h"
+#include "cost_model/report_json.h"
 #include "planner/plot_data.h"
 #include "simulator/schedule_export.h"
 #include "simulator/gzip_text.h"
@@ -147,7 +148,7 @@ const CommandRegistration kSimulate{
               WriteOutput(*out, ReportToJson(report) + "\n");
               break;
             }
-            nlohmann::ordered_json j = nlohmann::ordered_json::parse(ReportToJson(report));
+            nlohmann::ordered_json j = ReportToJsonValue(report);   // the report as values, not its text parsed back
             j["ranks"] = nlohmann::ordered_json::array();
             for (const auto& r : ranks) {
               j["ranks"].push_back({{"name", r.name}, {"gpu", r.gpu}, {"stage", r.stage}, {"gpus", r.gpus},

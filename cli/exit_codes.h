@@ -4,8 +4,7 @@
 
 #include <exception>
 
-#include "core/check.h"
-#include "core/error.h"
+#include "parasim/error.h"
 
 namespace parasim::cli {
 

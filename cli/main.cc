@@ -14,8 +14,8 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
-#include "cli/provenance.h"
-#include "core/error.h"
+#include "facade/report_provenance.h"
+#include "parasim/error.h"
 
 namespace parasim::cli {
 
@@ -67,7 +67,7 @@ struct TempGuard {
   }
 };
 
-// A JSON report (an object) begins with its provenance (cli/provenance.h).
+// A JSON report (an object) begins with its provenance (facade/report_provenance.h).
 std::string WithProvenance(const OutputOptions& out, const std::string& text) {
   if (out.Parsed() != Format::kJson || text.rfind("{\n", 0) != 0) return text;
   return "{\n" + ProvenanceMembers() + ",\n" + text.substr(2);
@@ -119,7 +119,7 @@ int parasim::cli::RunCli(int argc, char** argv) {
   using namespace parasim;
   CLI::App app{"parasim: plan and predict LLM training parallelism on GPU clusters"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", StrCat("parasim ", ParasimVersion()));
+  app.set_version_flag("--version", std::string("parasim ") + ParasimVersion());
 
   auto& registry = cli::Registry();
   std::sort(registry.begin(), registry.end(),

@@ -13,7 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
-#include "core/error.h"
+#include "parasim/error.h"
 
 extern char** environ;
 
@@ -111,7 +111,7 @@ void WritePlot(const planner::PlotSpec& spec, const std::string& plot_file) {
   std::error_code ec;
   if (rc != 0 || !fs::exists(picture_tmp)) {
     for (const fs::path& p : {data_tmp, script_tmp, picture_tmp}) fs::remove(p, ec);
-    throw Error(StrCat("gnuplot failed (exit ", rc, ") drawing ", plot_file));
+    throw Error("gnuplot failed (exit " + std::to_string(rc) + ") drawing " + plot_file);
   }
   WriteText(script_tmp, script_text(data.filename(), picture.filename()));
   MoveIntoPlace(data_tmp, data);

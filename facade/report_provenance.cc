@@ -1,11 +1,11 @@
-#include "cli/provenance.h"
+#include "facade/report_provenance.h"
 
 #include <filesystem>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
-namespace parasim::cli {
+namespace parasim {
 
 namespace {
 std::map<std::string, InputRecord>& Inputs() {
@@ -46,4 +46,4 @@ std::string ProvenanceMembers() {
   return text.substr(2, text.size() - 4);
 }
 
-}  // namespace parasim::cli
+}  // namespace parasim

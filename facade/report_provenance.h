@@ -1,14 +1,15 @@
-// Provenance of a CLI report (DESIGN.md §5): the loaders of cli/ record each
+// Provenance of a CLI report (DESIGN.md §5): the CLI's loaders record each
 // input they read (role, name, SHA-256), and WriteOutput opens every JSON
 // report with `schema_version`, `parasim_version` and `inputs`. One command
-// runs per process, so the record is process-wide; the library keeps none.
+// runs per process, so the record is process-wide; only the CLI records,
+// the facade's own queries keep none.
 #pragma once
 
 #include <string>
 
 #include "core/provenance.h"
 
-namespace parasim::cli {
+namespace parasim {
 
 // Records (or replaces) the input of `role`.
 void RecordInput(InputRecord input);
@@ -21,4 +22,4 @@ void RecordFileOrPreset(const std::string& role, const std::string& name_or_path
 // JSON report: schema and parasim versions, then the inputs by role.
 std::string ProvenanceMembers();
 
-}  // namespace parasim::cli
+}  // namespace parasim
