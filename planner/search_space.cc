@@ -129,13 +129,26 @@ ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
 
 SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
                            const ConstraintSet& constraints, const SpaceOptions& options) {
+  SearchSpace space;
+  EnumerateSpace(model, job, world_size, gpus_per_node, constraints, options, &space);
+  return space;
+}
+
+void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
+                    const ConstraintSet& constraints, const SpaceOptions& options, SearchSpace* out) {
   if (world_size < 1) throw InvalidInput("", "gpus", StrCat("need at least one GPU, got ", world_size));
   if (job.global_batch < 1) throw InvalidInput(job.file, "global_batch", "must be at least 1");
   if (job.seq_len < 1) throw InvalidInput(job.file, "seq_len", "must be at least 1");
   if (model.num_layers < 1 || model.num_attention_heads < 1) {
     throw InvalidInput(model.source, "num_layers", "the model has no layers or heads");
   }
-  SearchSpace space;
+  SearchSpace& space = *out;
+  space.candidates.clear();
+  space.ladders.clear();
+  space.chains.clear();
+  space.orders.clear();
+  space.rejected.clear();
+  space.searched = 0;
   space.layers = model.num_layers;
 
   // Placement orders: the default, unless the user lists some (or 'any').
@@ -316,7 +329,6 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
   }
   for (const auto& [reason, count] : tally) space.rejected[reason] += count;
   PARASIM_CHECK(space.candidates.size() < (size_t{1} << 32), "search space too large to index");
-  return space;
 }
 
 }  // namespace parasim::planner
