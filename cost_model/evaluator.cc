@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/validate.h"
 #include "cost_model/evaluator_comm.h"
 #include "cost_model/evaluator_context.h"
 #include "cost_model/evaluator_finish.h"
@@ -26,6 +27,7 @@
 #include "cost_model/evaluator_workload.h"
 #include "cost_model/power.h"
 #include "cost_model/software_stack.h"
+#include "cost_model/stack_field_registry.h"
 #include "cost_model/straggler.h"
 
 namespace parasim {
@@ -72,10 +74,10 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.cluster = cluster;
   s.job = job;
   s.stack = stack;
-  if (model.hidden_size <= 0 || model.num_layers <= 0 || model.num_attention_heads <= 0)
-    throw InvalidInput(model.source, "model", "hidden_size, num_layers and num_attention_heads must be positive");
-  if (job.seq_len <= 0 || job.global_batch <= 0)
-    throw InvalidInput(job.file, "job", "global_batch and seq_len must be positive");
+  // Every spec checked once, here, whether it came through a loader or was built in code.
+  std::vector<Issue> issues = ValidateSpecs(model, cluster, job);
+  for (Issue& issue : ValidateSoftwareStack(stack, StrCat("stack ", stack.name))) issues.push_back(std::move(issue));
+  if (!issues.empty()) throw InvalidInput(issues);
   const GpuProfile& g = cluster.gpu;
   double peak = job.precision == Precision::kFp8 ? g.fp8_dense.si() : g.bf16_dense.si();
   if (peak <= 0) peak = g.fp16_dense.si();  // V100: fp16 tensor cores only

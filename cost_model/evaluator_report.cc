@@ -1,11 +1,13 @@
 #include "cost_model/evaluator_report.h"
 
+
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "cost_model/power.h"
+#include "cost_model/report_check.h"
 
 namespace parasim {
 
@@ -139,6 +141,7 @@ void FinishAnalyticalReport(const EvaluatorData& d, const ParallelConfig& c, con
   rep->memory_breakdown_bytes = memory.peak.Breakdown();
   NameBreakdowns(crit, step, rep);
   MemoryVerdict(d, memory, rep);
+  CheckReportFinite(*rep, "tier A report");
 }
 
 }  // namespace parasim

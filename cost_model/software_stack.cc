@@ -43,6 +43,7 @@ constexpr double kEagerKernelGapMeasured = 2.757510711870859e-06;
 SoftwareStack PyTorchFsdp() {
   SoftwareStack s;
   s.name = "pytorch-fsdp";
+  s.framework = "pytorch";
   s.description = "PyTorch 2.3 FSDP (FULL_SHARD / SHARD_GRAD_OP), eager, bf16 mixed precision, NCCL 2.20";
   // PyTorch FSDP mixed precision (DESIGN.md §4): fp32 sharded params 4 +
   // fp32 grads 4 + AdamW moments 8, plus gathered bf16 copies; reduce dtype
@@ -160,6 +161,7 @@ SoftwareStack PyTorchFsdp() {
 SoftwareStack PyTorchFsdp2() {
   SoftwareStack s = PyTorchFsdp();
   s.name = "pytorch-fsdp2";
+  s.framework = "pytorch";
   s.description = "torchtitan-style FSDP2 (per-parameter sharding), torch.compile'd blocks, newer NCCL";
   // torch.compile fuses norms, rotary and SwiGLU into single kernels:
   // read + write once (norm r2w2, rotary r2w2, SwiGLU r4w2).
@@ -191,6 +193,7 @@ SoftwareStack PyTorchFsdp2Eager() {
   const SoftwareStack eager = PyTorchFsdp();
   SoftwareStack s = PyTorchFsdp2();
   s.name = "pytorch-fsdp2-eager";
+  s.framework = "pytorch";
   s.description = "PyTorch FSDP2 (per-parameter sharding), eager kernels, DTensor TP, NCCL 2.26";
   s.norm_bytes_per_element = eager.norm_bytes_per_element;
   s.rope_bytes_per_element = eager.rope_bytes_per_element;
@@ -211,6 +214,7 @@ SoftwareStack PyTorchFsdp2Eager() {
 SoftwareStack Torchtitan() {
   SoftwareStack s = PyTorchFsdp2();
   s.name = "torchtitan";
+  s.framework = "torchtitan";
   s.description = "torchtitan: FSDP2 + torch.compile blocks, eager fp32 loss, op-level SAC, torch pipelining";
   // SelectiveAC._wrap_block's policy: save compute/comm ops (mm, flash
   // attention) "except every second mm/linear"; everything else recomputed.
@@ -222,6 +226,7 @@ SoftwareStack Torchtitan() {
 SoftwareStack MegatronCore() {
   SoftwareStack s;
   s.name = "megatron-core";
+  s.framework = "megatron-lm";
   s.description = "Megatron-Core with Transformer Engine fused kernels, distributed optimizer, recent NCCL";
   // Megatron mixed precision (DESIGN.md §4): bf16 params 2 + fp32 main grads
   // 4 + fp32 master, exp_avg, exp_avg_sq 12. Gradients are reduced in fp32
@@ -294,6 +299,7 @@ SoftwareStack MegatronCore() {
 SoftwareStack MegatronLm2021() {
   SoftwareStack s = MegatronCore();
   s.name = "megatron-lm-2021";
+  s.framework = "megatron-lm";
   s.description = "Megatron-LM of Narayanan et al. 2021 (SC21): unfused attention, dropout, apex fused kernels";
   // Attention before FlashAttention: QKᵀ (baddbmm) writes the scores (2 B),
   // the fused scale-mask-softmax reads and writes them (4 B), dropout reads
@@ -342,6 +348,7 @@ SoftwareStack MegatronLm2021() {
 SoftwareStack DeepSpeedZero() {
   SoftwareStack s = PyTorchFsdp();
   s.name = "deepspeed-zero";
+  s.framework = "deepspeed";
   s.description = "DeepSpeed ZeRO-1/2/3 (bf16, FusedAdam, 5e8-element buckets) with eager Hugging Face models";
   s.param_bytes_at_rest = 2;
   s.grad_bytes = 4;
@@ -376,10 +383,20 @@ SoftwareStack DeepSpeedZero() {
 SoftwareStack MegatronDeepSpeed() {
   SoftwareStack s = MegatronLm2021();
   s.name = "megatron-deepspeed";
+  s.framework = "megatron-deepspeed";
   s.description = "Megatron-DeepSpeed: Megatron-LM 2021 model code under DeepSpeed's pipeline engine and ZeRO-1";
   s.grad_bucket_elements = 5e8;
   s.flatten_grad_buckets = true;
   s.overlap_grad_reduce = false;
+  // DeepSpeed's pipeline engine keeps each micro-batch's last-stage output in
+  // pipe_buffers['outputs'][buffer]: _exec_backward_pass returns on the last
+  // stage before the line that clears it (deepspeed/runtime/pipe/engine.py;
+  // the copy Sailor ran: eth-easl/sailor cf2c8e3, deepspeed/pipe_engine.py),
+  // and the last stage cycles max(2, min(stages − stage_id, m)) = 2 buffers
+  // (deepspeedai/DeepSpeed 83fd8f87, runtime/pipe/schedule.py,
+  // TrainSchedule.num_pipe_buffers): while micro-batch k computes its loss the
+  // logits of k − 1 are still referenced.
+  s.held_last_stage_outputs = 1;
   s.supports_zero1 = true;
   s.supports_fsdp = false;
   s.supports_interleaved = false;
@@ -396,6 +413,7 @@ SoftwareStack MegatronDeepSpeed() {
 SoftwareStack Nanotron() {
   SoftwareStack s = MegatronCore();
   s.name = "nanotron";
+  s.framework = "nanotron";
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
   s.overlap_param_gather = false;
   s.grad_bucket_elements = 0;
@@ -422,6 +440,12 @@ const AttentionKernel& SoftwareStack::AttentionFor(const GpuProfile& gpu) const 
 std::vector<std::string> SoftwareStackNames() {
   return {"deepspeed-zero", "megatron-core",  "megatron-deepspeed", "megatron-lm-2021", "nanotron",
           "pytorch-fsdp",   "pytorch-fsdp2",  "pytorch-fsdp2-eager", "torchtitan"};
+}
+
+const std::vector<std::string>& SoftwareStackFrameworks() {
+  static const std::vector<std::string> names = {"megatron-lm", "torchtitan", "pytorch", "deepspeed",
+                                                 "megatron-deepspeed", "nanotron"};
+  return names;
 }
 
 std::optional<SoftwareStack> FindSoftwareStackPreset(const std::string& name) {

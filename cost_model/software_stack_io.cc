@@ -49,6 +49,19 @@ int ReadNcclVersion(YamlMap& map, int fallback) {
   }
 }
 
+// `framework`: one of the known frameworks, since it picks the launch emitter.
+void ReadFramework(YamlMap& map, SoftwareStack& s) {
+  const std::string text = map.String("framework", s.framework);
+  const auto& known = SoftwareStackFrameworks();
+  if (std::find(known.begin(), known.end(), text) != known.end()) {
+    s.framework = text;
+    return;
+  }
+  std::string list;
+  for (const std::string& n : known) list += (list.empty() ? "" : ", ") + n;
+  map.AddIssue("framework", StrCat("unknown framework '", text, "' (known: ", list, ")"));
+}
+
 std::string JoinArchitectures(const SoftwareStack& s) {
   std::string out;
   for (const auto& [arch, kernel] : s.attention_by_arch) out += (out.empty() ? "" : ", ") + arch;
@@ -80,7 +93,7 @@ void ReadAttention(YamlMap& root, const YAML::Node& node, SoftwareStack& s, Issu
 
 // The keys `sources` may name: every field, dotted as in the file.
 bool IsFieldPath(const std::string& key, const SoftwareStack& s) {
-  if (key == "name" || key == "description" || key == "nccl_version" || key == "attention") return true;
+  if (key == "name" || key == "description" || key == "framework" || key == "nccl_version" || key == "attention") return true;
   for (const auto& f : StackFields()) {
     if (key == f.key) return true;
   }
@@ -162,6 +175,7 @@ SoftwareStackFile FromYaml(const YAML::Node& root, const std::string& file) {
   s = base ? *base : *FindSoftwareStackPreset("");
   s.name = map.String("name", std::filesystem::path(file).stem().string());
   s.description = map.String("description", s.description);
+  ReadFramework(map, s);
   ReadFields(map, StackFields(), s);
   s.nccl_version = ReadNcclVersion(map, s.nccl_version);
   ReadAttention(map, root.IsMap() ? root["attention"] : YAML::Node(), s, issues);
@@ -220,6 +234,7 @@ std::string SoftwareStackToYaml(const SoftwareStack& stack, const std::map<std::
     << "schema_version: 1\n"
     << "name: " << Quote(stack.name) << "\n"
     << "description: " << Quote(stack.description) << "\n"
+    << "framework: " << Quote(stack.framework) << "\n"
     << "base: " << Quote(base_name) << "\n";
   WriteFields(o, "", StackFields(), stack);
   o << "nccl_version: " << Quote(NcclVersionText(stack.nccl_version)) << "\n";

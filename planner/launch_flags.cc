@@ -473,6 +473,52 @@ const char* ToString(Framework f) {
   return "?";
 }
 
+const char* CurrentStackPreset(Framework f) {
+  switch (f) {
+    case Framework::kMegatron: return "megatron-core";
+    case Framework::kTorchtitan:
+    case Framework::kTorchtitanToml: return "torchtitan";
+    case Framework::kDeepSpeed: return "deepspeed-zero";
+  }
+  return "";
+}
+
+bool StackFitsEmitter(const std::string& stack_framework, Framework f) {
+  switch (f) {
+    case Framework::kMegatron: return stack_framework == "megatron-lm";
+    case Framework::kTorchtitan:
+    case Framework::kTorchtitanToml: return stack_framework == "torchtitan" || stack_framework == "pytorch";
+    case Framework::kDeepSpeed: return stack_framework == "deepspeed" || stack_framework == "megatron-deepspeed";
+  }
+  return false;
+}
+
+std::string CheckStackFitsEmitter(const std::string& stack_name, const std::string& stack_framework, Framework f,
+                                  const std::string& where) {
+  if (!StackFitsEmitter(stack_framework, f)) {
+    std::string fits;
+    for (Framework e : {Framework::kMegatron, Framework::kTorchtitan, Framework::kTorchtitanToml,
+                        Framework::kDeepSpeed}) {
+      if (StackFitsEmitter(stack_framework, e)) fits += StrCat(fits.empty() ? "" : " or ", ToString(e));
+    }
+    throw InvalidInput("", where,
+                       StrCat("stack '", stack_name, "' is a ", stack_framework, " stack, but --emit ", ToString(f),
+                              " writes ", ToString(f), " settings; plan with --stack ", CurrentStackPreset(f),
+                              " (or leave --stack out)",
+                              fits.empty() ? StrCat(" (", stack_framework, " has no launch emitter)")
+                                           : StrCat(", or emit ", fits, " for this stack")));
+  }
+  if (stack_framework == "pytorch") {
+    return StrCat("stack '", stack_name, "' is a plain PyTorch FSDP loop: these are torchtitan's settings for the "
+                  "same plan (its physics may differ from torchtitan's; --stack torchtitan plans for it)");
+  }
+  if (stack_framework == "megatron-deepspeed") {
+    return StrCat("stack '", stack_name, "': the DeepSpeed config below goes with Megatron-DeepSpeed's own "
+                  "Megatron-style arguments (--deepspeed --deepspeed_config)");
+  }
+  return "";
+}
+
 LaunchFlags EmitLaunchFlags(Framework framework, const ParallelConfig& config, const ModelSpec& model,
                             const JobSpec& job) {
   switch (framework) {

@@ -38,6 +38,21 @@ inline constexpr const char* kMegatronLmCommit = "d98e8a64ddf34856e74b24714e3bed
 inline constexpr int kMegatronVocabDivisor = 128;
 int64_t MegatronPaddedVocab(int64_t vocab, int tp);
 
+// The stack is the framework (issue 15 part 4). The preset `--emit` assumes
+// when no stack is chosen: megatron -> megatron-core; torchtitan and
+// torchtitan@0.2 -> torchtitan; deepspeed -> deepspeed-zero.
+const char* CurrentStackPreset(Framework f);
+// Whether a stack of `stack_framework` (SoftwareStack::framework) launches
+// with `f`'s settings: megatron-lm -> megatron; torchtitan and pytorch (a
+// plain FSDP/FSDP2 loop, launched by torchtitan) -> torchtitan, torchtitan@0.2;
+// deepspeed and megatron-deepspeed (its ZeRO config) -> deepspeed; nanotron -> none.
+bool StackFitsEmitter(const std::string& stack_framework, Framework f);
+// Throws InvalidInput (exit 2) naming the stack, its framework and the
+// emitter when they differ; otherwise returns a note for the output where the
+// settings are the framework's nearest launcher ("" when none is needed).
+std::string CheckStackFitsEmitter(const std::string& stack_name, const std::string& stack_framework, Framework f,
+                                  const std::string& where = "--emit");
+
 LaunchFlags EmitLaunchFlags(Framework framework, const ParallelConfig& config, const ModelSpec& model,
                             const JobSpec& job);
 

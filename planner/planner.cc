@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "planner/parallel_for.h"
+#include "planner/result_check.h"
 
 namespace parasim::planner {
 namespace {
@@ -397,6 +398,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
       result.baseline_value = b.plan_values.front();
     }
   }
+  CheckPlanResultFinite(result);
   return result;
 }
 

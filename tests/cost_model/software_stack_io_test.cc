@@ -160,7 +160,9 @@ TEST_CASE("cost_model: a bad stack file names the file, the key and the problem"
       {"stack_wrong_types.yaml",
        {"4:15: kernel_gap_s: '1.5 us' is not a number", "5:28: kernels_per_layer_forward: '12.5' is not an integer",
         "6:10: dropout: 'maybe' is not a boolean", "7:15: nccl_version: '3.1' is not an NCCL version",
-        "8:13: grad_bytes: expected a single value", "9:12: attention: expected a mapping"}},
+        "8:13: grad_bytes: expected a single value", "9:12: attention: expected a mapping",
+        "10:12: framework: unknown framework 'megatron' (known: megatron-lm, torchtitan, pytorch, deepspeed, "
+        "megatron-deepspeed, nanotron)"}},
       // The rest of the file is still checked against the default preset.
       {"stack_bad_base.yaml",
        {"3:7: base: unknown preset 'pytorch-fsdp3' (known: deepspeed-zero, megatron-core, "
@@ -203,7 +205,7 @@ TEST_CASE("cost_model: a stack with a name of its own is written over the defaul
 TEST_CASE("cost_model: the stack's registry round-trips every field and fires outside every range",
           "[cost_model][registry]") {
   SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
-  REQUIRE(StackFields().size() == 48);
+  REQUIRE(StackFields().size() == 49);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);

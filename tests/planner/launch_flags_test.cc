@@ -2,6 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "cost_model/software_stack.h"
 #include "planner/launch_flags.h"
 #include "test_specs.h"
 
@@ -66,4 +71,46 @@ TEST_CASE("planner: deepspeed config is valid JSON with the plan", "[planner]") 
   CHECK(j.at("zero_optimization").at("stage") == 2);
   CHECK(j.at("tensor_parallel").at("autotp_size") == 2);   // plain DeepSpeed: AutoTP, not Megatron TP
   CHECK_THROWS_WITH(ParseFramework("jax"), Contains("jax"));
+}
+
+// Issue 15 part 4: each stack preset's framework and the emitters it launches with.
+TEST_CASE("planner: the stack is the framework: every preset pairs with its framework's emitters only",
+          "[planner][launch]") {
+  using F = Framework;
+  const std::map<std::string, std::set<F>> fits = {
+      {"megatron-core", {F::kMegatron}},
+      {"megatron-lm-2021", {F::kMegatron}},
+      {"torchtitan", {F::kTorchtitan, F::kTorchtitanToml}},
+      {"pytorch-fsdp", {F::kTorchtitan, F::kTorchtitanToml}},
+      {"pytorch-fsdp2", {F::kTorchtitan, F::kTorchtitanToml}},
+      {"pytorch-fsdp2-eager", {F::kTorchtitan, F::kTorchtitanToml}},
+      {"deepspeed-zero", {F::kDeepSpeed}},
+      {"megatron-deepspeed", {F::kDeepSpeed}},
+      {"nanotron", {}},
+  };
+  REQUIRE(fits.size() == SoftwareStackNames().size());
+  for (const std::string& name : SoftwareStackNames()) {
+    const SoftwareStack s = LoadSoftwareStack(name);
+    for (F f : {F::kMegatron, F::kTorchtitan, F::kTorchtitanToml, F::kDeepSpeed}) {
+      INFO(name << " --emit " << ToString(f));
+      const bool expected = fits.at(name).count(f) == 1;
+      CHECK(StackFitsEmitter(s.framework, f) == expected);
+      if (expected) {
+        CHECK_NOTHROW(CheckStackFitsEmitter(s.name, s.framework, f));
+      } else {
+        try {
+          CheckStackFitsEmitter(s.name, s.framework, f);
+          FAIL("no error");
+        } catch (const InvalidInput& e) {
+          CHECK_THAT(e.what(), Contains("stack '" + name + "'"));
+          CHECK_THAT(e.what(), Contains(StrCat("--emit ", ToString(f))));
+        }
+      }
+    }
+  }
+  // --emit alone picks the framework's current preset, which fits it.
+  for (F f : {F::kMegatron, F::kTorchtitan, F::kTorchtitanToml, F::kDeepSpeed}) {
+    const SoftwareStack s = LoadSoftwareStack(CurrentStackPreset(f));
+    CHECK(StackFitsEmitter(s.framework, f));
+  }
 }
