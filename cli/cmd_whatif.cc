@@ -35,6 +35,7 @@ struct WhatifFlags {
 void RunStudyCommand(const WhatifFlags& f) {
   CheckPlotRequest(f.plot);
   if (!f.vary.empty()) throw InvalidInput("", "--study", "give --study or --vary, not both");
+  if (f.out.Parsed() == Format::kJson) throw InvalidInput("", "--study", "prints a table; for JSON run its --vary lines");
   const planner::StudySpec& study = planner::FindStudy(f.study);
   const std::vector<planner::StudyRunResult> results = planner::RunStudy(study, f.planner.ToOptions());
   if (!f.plot.empty()) WritePlot(planner::StudyPlot(study, results), f.plot);

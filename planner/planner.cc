@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "planner/parallel_for.h"
+#include "planner/plan_options_validate.h"
 #include "planner/result_check.h"
 
 namespace parasim::planner {
@@ -178,14 +179,7 @@ ConstraintSet FsdpBaselineConstraints() { return ConstraintSet::Parse("tp=1,pp=1
 
 PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
                    const PlanOptions& options, const Scorer* rescorer, const MetricScorer* ranker) {
-  options.objective.Validate();
-  if (options.top_k < 1) throw InvalidInput("", "--top", "must be at least 1");
-  if (options.rescore_k < 0) throw InvalidInput("", "--rescore", "must not be negative");
-  if (options.threads < 0) throw InvalidInput("", "--threads", "must not be negative");
-  if (options.max_configs < 0) throw InvalidInput("", "--max-configs", "must not be negative");
-  if (!(options.time_budget_s >= 0) || !std::isfinite(options.time_budget_s)) {
-    throw InvalidInput("", "--time-budget", "must be a finite duration >= 0");
-  }
+  if (std::vector<Issue> issues = ValidatePlanOptions(options); !issues.empty()) throw InvalidInput(issues);
 
   const BufferLease lease;
   QueryBuffers& buffers = lease.buffers;

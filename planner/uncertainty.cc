@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -20,7 +21,7 @@ namespace {
 double Normal(std::mt19937_64& rng) {
   const double u1 = (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53;
   const double u2 = (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53;
-  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
   return std::clamp(z, -3.0, 3.0);
 }
 

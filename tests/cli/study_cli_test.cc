@@ -44,6 +44,7 @@ TEST_CASE("cli: whatif --study runs a built-in study and draws it", "[cli][study
   CHECK(bad.err.find("a100-to-h100") != std::string::npos);
   CHECK(Parasim("whatif --global-batch 64").code == 2);   // neither --vary nor --study
   CHECK(Parasim("whatif --study power-cap --vary nodes=1,2").code == 2);
+  CHECK(Parasim("whatif --study power-cap --format json").code == 2);   // a table only, said before any work
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) { WARN("gnuplot is not installed: skipped"); return; }
   const fs::path d = fs::temp_directory_path() / ("parasim_study_" + std::to_string(::getpid()));
   fs::create_directories(d);

@@ -9,6 +9,7 @@
 #include "cost_model/evaluator_finish.h"
 #include "cost_model/report_check.h"
 #include "fake_scorer.h"
+#include "planner/plan_options_validate.h"
 #include "planner/planner.h"
 #include "test_specs.h"
 
@@ -72,4 +73,27 @@ TEST_CASE("non-finite: a scorer's NaN stops the planner with the field named", "
   };
   CHECK_THROWS_AS(RunPlan(model, job, 32, 8, broken, o), InternalError);
   CHECK_THROWS_WITH(RunPlan(model, job, 32, 8, broken, o), Contains("plan 1: report field 'bubble' is nan"));
+}
+
+TEST_CASE("plan options: every problem at once, a NaN price is bad input", "[planner][finite]") {
+  PlanOptions o;
+  CHECK(planner::ValidatePlanOptions(o).empty());
+  o.top_k = 0;
+  o.objective.gpu_hour_price = std::numeric_limits<double>::quiet_NaN();
+  o.time_budget_s = std::numeric_limits<double>::infinity();
+  const std::vector<Issue> issues = planner::ValidatePlanOptions(o);
+  REQUIRE(issues.size() == 3);
+  CHECK(issues[0].key == "--gpu-hour-price");
+  CHECK(issues[1].key == "--time-budget");
+  CHECK(issues[2].key == "--top");
+  const ModelSpec model = testing::TinyModel(8, 16, 256);
+  const JobSpec job = testing::Job(64, 64);
+  const testing::FakeScorer fake{job};
+  const Scorer scorer = [fake](const ParallelConfig& c) { return fake(c); };
+  CHECK_THROWS_AS(RunPlan(model, job, 32, 8, scorer, o), InvalidInput);
+  // The objective's own needs come once the numbers are sane.
+  PlanOptions cost;
+  cost.objective.objective = Objective::kCost;
+  REQUIRE(planner::ValidatePlanOptions(cost).size() == 1);
+  CHECK(planner::ValidatePlanOptions(cost)[0].message.find("--gpu-hour-price") != std::string::npos);
 }
