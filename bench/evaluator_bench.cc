@@ -1,5 +1,6 @@
 // Tier-A evaluation throughput: a mixed set of configs of a 70B model on
-// 2048 H100 (256 DGX nodes), as the planner asks for them.
+// 2048 H100 (256 DGX nodes), as the planner asks for them: the full Report
+// (Evaluate) and the planner's ranking metrics (Metrics).
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -30,12 +31,15 @@ std::vector<parasim::ParallelConfig> MixedConfigs() {
   return out;
 }
 
-void BM_EvaluateMixed70B(benchmark::State& state) {
+parasim::AnalyticalEvaluator Mixed70BEvaluator() {
   parasim::JobSpec job;
   job.global_batch = 2048;
   job.seq_len = 4096;
-  const parasim::AnalyticalEvaluator ev(parasim::LoadModel("llama2-70b"), parasim::LoadCluster("dgx-h100", 256),
-                                        job);
+  return parasim::AnalyticalEvaluator(parasim::LoadModel("llama2-70b"), parasim::LoadCluster("dgx-h100", 256), job);
+}
+
+void BM_EvaluateMixed70B(benchmark::State& state) {
+  const parasim::AnalyticalEvaluator ev = Mixed70BEvaluator();
   const auto configs = MixedConfigs();
   size_t i = 0;
   for (auto _ : state) {
@@ -45,6 +49,19 @@ void BM_EvaluateMixed70B(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_EvaluateMixed70B);
+
+// The planner's metrics-only path (AnalyticalEvaluator::Metrics) on the same configs.
+void BM_MetricsMixed70B(benchmark::State& state) {
+  const parasim::AnalyticalEvaluator ev = Mixed70BEvaluator();
+  const auto configs = MixedConfigs();
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ev.Metrics(configs[i]));
+    i = i + 1 == configs.size() ? 0 : i + 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MetricsMixed70B);
 
 }  // namespace
 

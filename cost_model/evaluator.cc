@@ -56,6 +56,11 @@ DeviceRates DeviceRatesOf(const GpuProfile& g, double peak, const AttentionKerne
   return d;
 }
 
+uint64_t NextEvaluatorId() {
+  static std::atomic<uint64_t> next_id{1};
+  return next_id.fetch_add(1);
+}
+
 }  // namespace
 
 AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job)
@@ -97,8 +102,20 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.capacity = g.hbm_capacity.si();
   s.capacity_text = StrCat(std::round(s.capacity / 1e8) / 10.0);
   s.facility = FacilityPowerOf(cluster);
-  static std::atomic<uint64_t> next_id{1};
-  s.id = next_id.fetch_add(1);
+  s.id = NextEvaluatorId();
+  s.kernel_id = s.fabric_id = s.id;
+}
+
+AnalyticalEvaluator AnalyticalEvaluator::Resized(const ClusterSpec& cluster, int64_t global_batch) const {
+  JobSpec job = impl_->job;
+  job.global_batch = global_batch;
+  AnalyticalEvaluator out(impl_->model, cluster, job, impl_->stack);
+  // (Names as a guard against a different cluster or GPU; the contract is the same file.)
+  if (cluster.gpu.name != impl_->cluster.gpu.name) return out;
+  out.impl_->kernel_id = impl_->kernel_id;
+  if (cluster.name == impl_->cluster.name && cluster.TotalGpus() == impl_->cluster.TotalGpus())
+    out.impl_->fabric_id = impl_->fabric_id;
+  return out;
 }
 
 AnalyticalEvaluator::~AnalyticalEvaluator() = default;
@@ -193,10 +210,10 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   return rep;
 }
 
-// Analyze's passes for the ranking metrics only, with memory sized before the
-// stages are timed (memory does not depend on timing): a config that does
-// not fit is not timed. Communication is still timed first, as in Analyze,
-// so a placement error is a "config" reason on both paths.
+// Analyze's passes for the ranking metrics only, with memory sized before
+// anything is timed (memory does not depend on timing): a config that does
+// not fit is not timed. Its collectives are still placed (memoized), as in
+// Analyze, so a placement error is a "config" reason on both paths.
 ConfigMetrics AnalyticalEvaluator::Impl::Rank(const ParallelConfig& c) const {
   ConfigMetrics out;
   ConfigShape cs;
@@ -206,14 +223,15 @@ ConfigMetrics AnalyticalEvaluator::Impl::Rank(const ParallelConfig& c) const {
     return out;
   }
   const Units& units = UnitCostsOf(*this, c, cs);
-  const TimedComm comm = TimeCommunication(*this, c, cs, units, nullptr);
   const std::vector<int>& stage_layers = StageLayerSplit(*this, c);
   thread_local MemoryPlan memory;
   SizeStageMemory(*this, c, cs, units, stage_layers, &memory);
   if (ExceedsMemory(*this, memory)) {
+    PlaceCommunication(*this, c, cs, units);   // a placement error outranks memory, as in Analyze
     out.reason_category = "memory";
     return out;
   }
+  const TimedComm comm = TimeCommunication(*this, c, cs, units, nullptr);
   thread_local StagePlan stages;
   TimeStages(*this, c, cs, units, comm, stage_layers, &stages);
   PipelineStep step = ComposePipeline(stages, cs);

@@ -3,6 +3,7 @@
 // for many configs. Evaluate() is const and thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "core/cluster_spec.h"
@@ -26,6 +27,12 @@ class AnalyticalEvaluator {
   // job.stack is then only its name in reports.
   AnalyticalEvaluator(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                       const SoftwareStack& stack);
+  // This evaluator's model, stack and job on `cluster` (the same cluster
+  // file at another size, or this one) with `global_batch`: what does not
+  // depend on the size or batch (unit costs; at the same size also group
+  // paths and collective times) is shared through the per-thread memo
+  // tables, so a scheduler's next query finds it warm.
+  AnalyticalEvaluator Resized(const ClusterSpec& cluster, int64_t global_batch) const;
   ~AnalyticalEvaluator();
   AnalyticalEvaluator(AnalyticalEvaluator&&) noexcept;
   AnalyticalEvaluator& operator=(AnalyticalEvaluator&&) noexcept;

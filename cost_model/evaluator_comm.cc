@@ -92,7 +92,8 @@ class PathCache {
 
 // What the collectives and their times depend on: group shapes and order
 // (paths), sizes (mbs, sp, tp/ep-split parameters), sharding.
-using CommKey = WordKey<8>;
+// Keyed by the fabric id and the micro-batch count (the batch sets it).
+using CommKey = WordKey<9>;
 
 // A unit's collectives with their times: what the overlap fold needs.
 struct TimedCollective {
@@ -215,7 +216,7 @@ void AddVocabParallelCollectives(const ParallelConfig& c, double activation_byte
 
 CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                           CommRecord* rec) {
-  PathCache paths(d.cluster, c, d.id);
+  PathCache paths(d.cluster, c, d.fabric_id);
   CommPlanInputs ci;
   ci.tokens = cs.T;
   ci.hidden = d.lcm.h;
@@ -269,22 +270,31 @@ double OverlapInterference(const EvaluatorData& d, const UnitCost& layer, const 
   return 1.0 + (k.Matmul() * d.sm_share + memory_bound * hbm_share / (1.0 - hbm_share)) / total;
 }
 
-}  // namespace
-
-TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                            CommRecord* record) {
-  CommKey key{{d.id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.micro_batch),
-               Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0))}};
+// The config's collectives timed (memoized unless recorded).
+const CommTimes& CollectiveTimes(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
+                                 const Units& u, CommRecord* record) {
+  CommKey key{{d.fabric_id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.micro_batch),
+               Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0)), 0, 0, 0,
+               static_cast<uint64_t>(cs.m)}};
   const bool order_fits = PackOrder(c.order, &key.w[5]);
-  const CommTimes* timed = nullptr;
   if (record || !order_fits) {
     thread_local CommTimes direct;   // (thread_local: no zeroing per call)
     direct = TimeCollectives(d, c, cs, u, record);
-    timed = &direct;
-  } else {
-    thread_local SlotMemo<CommKey, CommTimes, 512> memo;
-    timed = &memo.Get(key, [&] { return TimeCollectives(d, c, cs, u, nullptr); });
+    return direct;
   }
+  thread_local SlotMemo<CommKey, CommTimes, 512> memo;
+  return memo.Get(key, [&] { return TimeCollectives(d, c, cs, u, nullptr); });
+}
+
+}  // namespace
+
+void PlaceCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u) {
+  CollectiveTimes(d, c, cs, u, nullptr);
+}
+
+TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
+                            CommRecord* record) {
+  const CommTimes* timed = &CollectiveTimes(d, c, cs, u, record);
   TimedComm out;
   out.layer = FoldComm(timed->layer, u.layer.fwd.attention, u.layer.bwd.attention - u.layer.recompute_s, c.cp,
                        c.recompute);

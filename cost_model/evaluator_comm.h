@@ -43,6 +43,11 @@ struct CommRecord {
 
 // Times the config's collectives; fills `record` when given (and then
 // bypasses the memo, which keeps times only).
+// Places and times the config's collectives (memoized) without folding
+// them: throws exactly where TimeCommunication would (a placement the
+// cluster cannot hold), for a caller that needs the verdict, not the times.
+void PlaceCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u);
+
 TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                             CommRecord* record);
 

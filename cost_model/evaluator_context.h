@@ -40,7 +40,13 @@ struct EvaluatorData {
   std::string capacity_text;   // capacity in GB as a memory verdict prints it
   double score_bytes_per_token = 0;  // unfused attention activations (÷ tp; selective recompute drops them)
   FacilityPower facility;      // node and fabric-switch power (0 W = not counted)
-  uint64_t id = 0;  // unique per instance: keys the per-thread memo tables
+  uint64_t id = 0;  // unique per instance
+  // Keys of the per-thread memo tables (eval_memo.h), shared by the
+  // evaluators of AnalyticalEvaluator::Resized for what does not change:
+  // kernel_id: model, GPU, stack, precision, seq_len (unit costs, stage
+  // splits); fabric_id: + the cluster at this size (group paths, collective
+  // times; the micro-batch count, which the batch sets, is in their keys).
+  uint64_t kernel_id = 0, fabric_id = 0;
 };
 
 // One valid config's sizes, as the passes use them.

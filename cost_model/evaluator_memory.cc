@@ -16,9 +16,21 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
   out->stage_bytes.resize(cs.pp);
   out->peak_stage = 0;
+  // A stage like the one before (same layers, a middle stage, as many
+  // micro-batches in flight) has the same inputs, so the same estimate:
+  // deep pipelines repeat one middle stage many times.
+  MemoryEstimate previous;
+  int previous_layers = -1;
+  double previous_in_flight = -1;
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int L = stage_layers[s];
+    const double in_flight = MicroBatchesInFlight(c.schedule, cs.pp, cs.m, cs.v, s);
+    const bool middle = !first && !last;
+    if (middle && L == previous_layers && in_flight == previous_in_flight) {
+      out->stage_bytes[s] = previous.total;   // never above the peak so far: it equals stage s-1
+      continue;
+    }
     const StageParamCount params = StageParamsOf(u, cs, L, first, last);
     MemoryInputs mi;
     mi.sharding = c.sharding;
@@ -30,7 +42,6 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.params.expert = params.expert;
     mi.params.layers = L;
     mi.params.largest_layer = std::max({u.layer.params, first ? u.emb.params : 0.0, last ? u.head.params : 0.0});
-    const double in_flight = MicroBatchesInFlight(c.schedule, cs.pp, cs.m, cs.v, s);
     mi.activation_bytes = in_flight * L * layer_activation;
     mi.working_bytes = working_bytes;
     mi.logits_bytes = last ? logits_bytes : 0.0;
@@ -40,6 +51,13 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     if (s == 0 || mem.total > out->stage_bytes[out->peak_stage]) {   // the first stage at the peak
       out->peak_stage = s;
       out->peak = mem;
+    }
+    if (middle) {
+      previous = mem;
+      previous_layers = L;
+      previous_in_flight = in_flight;
+    } else {
+      previous_layers = -1;
     }
   }
 }

@@ -10,7 +10,7 @@ namespace parasim {
 namespace {
 
 // Layers per stage of a balanced split (ParallelConfig::StageLayers without
-// pp_layers): evaluator, pp.
+// pp_layers): kernel id (the model), pp.
 using StageSplitKey = WordKey<2>;
 
 // One overlap phase of a stage shape (overlap.h), exactly its inputs:
@@ -155,7 +155,7 @@ const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelCo
   thread_local std::vector<int> explicit_layers;
   thread_local SlotMemo<StageSplitKey, std::vector<int>, 16> split_memo;
   if (c.pp_layers.empty()) {
-    return split_memo.Get(StageSplitKey{{d.id, static_cast<uint64_t>(c.pp)}},
+    return split_memo.Get(StageSplitKey{{d.kernel_id, static_cast<uint64_t>(c.pp)}},
                           [&] { return c.StageLayers(d.model); });
   }
   explicit_layers = c.StageLayers(d.model);

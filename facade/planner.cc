@@ -32,15 +32,38 @@ std::shared_ptr<const AnalyticalEvaluator> Engine::For(int gpus, int64_t global_
     auto it = evaluators_.find(key);
     if (it != evaluators_.end()) return it->second;
   }
-  const ClusterSpec sized = Sized(gpus, field);
-  JobSpec sized_job = job;
-  sized_job.global_batch = batch;
+  const std::shared_ptr<const ClusterSpec> sized = SizedCached(gpus, field);
+  std::shared_ptr<const AnalyticalEvaluator> base;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    base = base_;
+  }
   // Built outside the lock; two threads may both build one, and the first
   // inserted is kept: they are equal.
-  auto built = std::make_shared<const AnalyticalEvaluator>(model, sized, sized_job, stack);
+  std::shared_ptr<const AnalyticalEvaluator> built;
+  if (base) {
+    built = std::make_shared<const AnalyticalEvaluator>(base->Resized(*sized, batch));
+  } else {
+    JobSpec sized_job = job;
+    sized_job.global_batch = batch;
+    built = std::make_shared<const AnalyticalEvaluator>(model, *sized, sized_job, stack);
+  }
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!base_) base_ = built;
   if (evaluators_.size() >= kMaxEvaluators) evaluators_.clear();
   return evaluators_.emplace(key, std::move(built)).first->second;
+}
+
+std::shared_ptr<const ClusterSpec> Engine::SizedCached(int gpus, const char* field) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sized_.find(gpus);
+    if (it != sized_.end()) return it->second;
+  }
+  auto built = std::make_shared<const ClusterSpec>(Sized(gpus, field));   // outside the lock: a file load
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (sized_.size() >= kMaxEvaluators) sized_.clear();
+  return sized_.emplace(gpus, std::move(built)).first->second;
 }
 
 namespace {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <memory>
+#include <mutex>
 
 #include "core/check.h"
 #include "core/error.h"
@@ -22,6 +24,34 @@ constexpr const char* kReasonTimeBudget = "limit: --time-budget";
 
 using State = CandidateState;
 using Scored = CandidateScore;
+
+// A query's large per-candidate arrays, kept per thread with their capacity
+// so that a scheduler's next query does not page in fresh megabytes; one set
+// per nesting level (the baseline's search runs inside the main one).
+struct QueryBuffers {
+  SearchSpace space;
+  std::vector<double> score, other;
+};
+class BufferLease {
+ public:
+  BufferLease() : buffers(Take()) {}
+  ~BufferLease() { --Depth(); }
+  BufferLease(const BufferLease&) = delete;
+  BufferLease& operator=(const BufferLease&) = delete;
+  QueryBuffers& buffers;
+
+ private:
+  static size_t& Depth() {
+    thread_local size_t depth = 0;
+    return depth;
+  }
+  static QueryBuffers& Take() {
+    thread_local std::vector<std::unique_ptr<QueryBuffers>> pool;
+    size_t& depth = Depth();
+    if (pool.size() <= depth) pool.push_back(std::make_unique<QueryBuffers>());
+    return *pool[depth++];
+  }
+};
 
 PlanMetrics MetricsOf(const Scored& s) {
   return PlanMetrics{s.tokens_per_s, s.tokens_per_joule, s.exposed_comm_fraction};
@@ -127,7 +157,10 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
                    const PlanOptions& options, const Scorer* rescorer, const MetricScorer* ranker) {
   if (std::vector<Issue> issues = ValidatePlanOptions(options); !issues.empty()) throw InvalidInput(issues);
 
-  const SearchSpace space = EnumerateSpace(model, job, gpus, gpus_per_node, options.constraints, options.space);
+  const BufferLease lease;
+  QueryBuffers& buffers = lease.buffers;
+  EnumerateSpace(model, job, gpus, gpus_per_node, options.constraints, options.space, &buffers.space);
+  const SearchSpace& space = buffers.space;
   // Score the space in slices (one here; one per MPI rank under parasim-mpi)
   // and merge them into one table: ranking below reads only the table.
   const SliceScorer score_slice = [&](int k, int count) {
@@ -148,7 +181,8 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   for (const auto& [reason, count] : infeasible_reasons) result.rejected[reason] += count;
 
   std::vector<size_t> feasible;
-  std::vector<double> score(scored.size(), 0.0);
+  std::vector<double>& score = buffers.score;
+  score.assign(scored.size(), 0.0);
   int64_t dominated = 0, implied_memory = 0, over_max = 0, over_time = 0;
   for (size_t i = 0; i < scored.size(); ++i) {
     switch (scored[i].state) {
@@ -195,7 +229,8 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   const size_t want_unique = rescorer ? std::max(wanted, static_cast<size_t>(options.rescore_k)) : wanted;
   std::vector<size_t> sorted = feasible;
   std::sort(sorted.begin(), sorted.end(), better);
-  std::vector<double> other(scored.size(), 0.0);
+  std::vector<double>& other = buffers.other;
+  other.assign(scored.size(), 0.0);
   for (size_t i : feasible) other[i] = throughput_objective ? scored[i].tokens_per_joule : scored[i].tokens_per_s;
   const std::vector<UniquePlan> unique = FirstUniquePlans(sorted, want_unique, score, other, space, scorer);
   const size_t ranked = unique.size();

@@ -127,12 +127,25 @@ ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
 
 SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
                            const ConstraintSet& constraints, const SpaceOptions& options) {
+  SearchSpace space;
+  EnumerateSpace(model, job, world_size, gpus_per_node, constraints, options, &space);
+  return space;
+}
+
+void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
+                    const ConstraintSet& constraints, const SpaceOptions& options, SearchSpace* out) {
   if (world_size < 1) throw InvalidInput("", "gpus", StrCat("need at least one GPU, got ", world_size));
   // The specs' own checks (core/validate.h), not a copy of them.
   std::vector<Issue> issues = ValidateModel(model, model.source);
   for (Issue& issue : ValidateJob(job, job.file)) issues.push_back(std::move(issue));
   if (!issues.empty()) throw InvalidInput(issues);
-  SearchSpace space;
+  SearchSpace& space = *out;
+  space.candidates.clear();
+  space.ladders.clear();
+  space.chains.clear();
+  space.orders.clear();
+  space.rejected.clear();
+  space.searched = 0;
   space.layers = model.num_layers;
 
   // Placement orders: the default, unless the user lists some (or 'any').
@@ -311,7 +324,6 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
   }
   for (const auto& [reason, count] : tally) space.rejected[reason] += count;
   PARASIM_CHECK(space.candidates.size() < (size_t{1} << 32), "search space too large to index");
-  return space;
 }
 
 }  // namespace parasim::planner

@@ -90,6 +90,11 @@ struct SearchSpace {
 // `gpus_per_node`), cut by `constraints`. Deterministic.
 SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
                            const ConstraintSet& constraints, const SpaceOptions& options = {});
+// The same into `out`, whose vectors keep their capacity: a caller that
+// enumerates again and again (a scheduler's queries) skips the page faults
+// of fresh megabyte-sized allocations.
+void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
+                    const ConstraintSet& constraints, const SpaceOptions& options, SearchSpace* out);
 
 // The space the stack's framework supports (SoftwareStack::supports_*),
 // within `options`.
