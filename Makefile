@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: deps build demo test bench asan-test tsan-test clean
+.PHONY: deps build demo test bench goldens asan-test tsan-test clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -22,6 +22,10 @@ test: build
 bench: deps build/build.ninja
 	cmake --build build -j $(JOBS)
 	@for b in build/bench/*_bench; do echo "== $$b"; $$b --benchmark_min_time=0.2; done
+
+# Rewrites tests/golden/*.tesh from the built parasim (review the diff).
+goldens: build
+	bash scripts/update-goldens.sh build
 
 asan-test: deps
 	cmake --preset asan $(CMAKE_FLAGS)

@@ -3,6 +3,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cmd_plan_options.h"
 #include "cli/command.h"
 #include "cli/plot.h"
@@ -14,6 +16,7 @@
 #include "planner/plan_format.h"
 #include "planner/planner.h"
 #include "planner/plot_data.h"
+#include "planner/uncertainty.h"
 
 namespace parasim::cli {
 namespace {
@@ -26,10 +29,14 @@ struct PlanFlags {
   std::string emit;
   std::string plot;
   bool quiet = false;
+  int uncertainty = 0;
 };
 
 void RunPlanCommand(const PlanFlags& f) {
   CheckPlotRequest(f.plot);
+  if (f.uncertainty > 0 && f.out.Parsed() == Format::kCsv) {
+    throw InvalidInput("", "--uncertainty", "prints as a table or JSON, not CSV");
+  }
   planner::PlanOptions options = f.planner.ToOptions();
   ProgressLine progress("plan", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson));
   options.progress = progress.Callback();
@@ -70,10 +77,25 @@ void RunPlanCommand(const PlanFlags& f) {
     if (!stack_note.empty()) launch->notes.insert(launch->notes.begin(), stack_note);
     extras.launch = launch.get();
   }
-  switch (f.out.Parsed()) {
-    case Format::kJson: WriteOutput(f.out, planner::PlanToJson(result, extras)); break;
-    case Format::kCsv: WriteOutput(f.out, planner::PlanToCsv(result)); break;
-    case Format::kTable: WriteOutput(f.out, planner::PlanToTable(result, extras)); break;
+  if (f.uncertainty > 0) {
+    // planner/uncertainty.h: N re-plans under perturbed profiles, below the plan.
+    const planner::UncertaintyResult u = planner::RunUncertainty(model, cluster, job, result, options, f.uncertainty);
+    switch (f.out.Parsed()) {
+      case Format::kJson: {
+        nlohmann::ordered_json j = nlohmann::ordered_json::parse(planner::PlanToJson(result, extras));
+        j["uncertainty"] = nlohmann::ordered_json::parse(planner::UncertaintyToJson(u));
+        WriteOutput(f.out, j.dump(2) + "\n");
+        break;
+      }
+      case Format::kCsv: break;   // refused before the search
+      case Format::kTable: WriteOutput(f.out, planner::PlanToTable(result, extras) + planner::UncertaintyToTable(u)); break;
+    }
+  } else {
+    switch (f.out.Parsed()) {
+      case Format::kJson: WriteOutput(f.out, planner::PlanToJson(result, extras)); break;
+      case Format::kCsv: WriteOutput(f.out, planner::PlanToCsv(result)); break;
+      case Format::kTable: WriteOutput(f.out, planner::PlanToTable(result, extras)); break;
+    }
   }
   if (!f.plot.empty()) {
     WritePlot(planner::PlanPlot(result, StrCat(model.name, " on ", cluster.name, ", ", result.gpus, " GPUs")), f.plot);
@@ -92,6 +114,10 @@ const CommandRegistration kPlan{
           ->check(CLI::IsMember({"megatron", "torchtitan", "torchtitan@0.2", "deepspeed"}));
       AddOutputOptions(cmd, f->out);
       AddPlotOption(cmd, f->plot);
+      cmd.add_option("--uncertainty", f->uncertainty,
+                     "Re-plan under N profiles perturbed within the registry's cited uncertainties (fixed seed); "
+                     "shows each plan's throughput spread and how often it ranks first")
+          ->check(CLI::Range(0, 100000));
       cmd.add_flag("--quiet", f->quiet, "No progress line on stderr (shown only on a terminal, after ~2 s)");
       return std::function<void()>([f] { RunPlanCommand(*f); });
     }};

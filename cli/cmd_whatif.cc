@@ -16,6 +16,7 @@
 #include "cost_model/report_json.h"
 #include "planner/plan_format.h"
 #include "planner/plot_data.h"
+#include "planner/study.h"
 #include "planner/whatif.h"
 
 namespace parasim::cli {
@@ -27,9 +28,23 @@ struct WhatifFlags {
   std::vector<std::string> vary;
   OutputOptions out;
   std::string plot;
+  std::string study;
 };
 
+// `--study NAME`: a built-in study (planner/study_specs.cc), run by the same engine.
+void RunStudyCommand(const WhatifFlags& f) {
+  CheckPlotRequest(f.plot);
+  if (!f.vary.empty()) throw InvalidInput("", "--study", "give --study or --vary, not both");
+  if (f.out.Parsed() == Format::kJson) throw InvalidInput("", "--study", "prints a table; for JSON run its --vary lines");
+  const planner::StudySpec& study = planner::FindStudy(f.study);
+  const std::vector<planner::StudyRunResult> results = planner::RunStudy(study, f.planner.ToOptions());
+  if (!f.plot.empty()) WritePlot(planner::StudyPlot(study, results), f.plot);
+  WriteOutput(f.out, planner::RenderStudyTable(study, results));
+}
+
 void RunWhatifCommand(const WhatifFlags& f) {
+  if (!f.study.empty()) return RunStudyCommand(f);
+  if (f.vary.empty()) throw InvalidInput("", "--vary", "give --vary KEY=v1,v2,... (or --study NAME)");
   CheckPlotRequest(f.plot);
   const planner::PlanOptions options = f.planner.ToOptions();
   std::vector<planner::Variation> variations;
@@ -106,8 +121,10 @@ const CommandRegistration kWhatif{
       for (const std::string& k : planner::WhatifKeys()) keys += (keys.empty() ? "" : ", ") + k;
       cmd.add_option("--vary", f->vary,
                      "KEY=v1,v2,... (repeat for a grid; values with units, e.g. inter_node.nic_bandwidth=200Gb/s,"
-                     "400Gb/s). Keys: " + keys)
-          ->required();
+                     "400Gb/s; a multiplier: x1.5; linked keys: a+b=...). Keys: " + keys);
+      std::string studies;
+      for (const planner::StudySpec& s : planner::BuiltInStudies()) studies += (studies.empty() ? "" : ", ") + s.name;
+      cmd.add_option("--study", f->study, "Run a built-in study instead of --vary (table output): " + studies);
       AddOutputOptions(cmd, f->out, false);
       AddPlotOption(cmd, f->plot);
       return std::function<void()>([f] { RunWhatifCommand(*f); });

@@ -182,8 +182,10 @@ const std::vector<GpuField>& GpuProfileFields() {
        "power of memory-bound kernels / tdp", std::nullopt, PARASIM_ACCESS(G, power_memory_fraction)},
       {"power.comm_fraction", "power_comm_fraction", U::kRatio, Closed(0, 1), false,
        "power of NCCL kernels alone / tdp", std::nullopt, PARASIM_ACCESS(G, power_comm_fraction)},
+      // 4.7%: rms time error of the H100 GEMM fit (49 Llama-2 shapes after 10 s
+      // of load; hw_profiles/gpus/h100-sxm.yaml efficiency.gemm_max), the only fit.
       {"efficiency.gemm_max", "gemm_max_efficiency", U::kRatio, Closed(0.01, 1), false,
-       "best-shape GEMM / peak, sustained", std::nullopt, PARASIM_ACCESS(G, gemm_max_efficiency)},
+       "best-shape GEMM / peak, sustained", 0.047, PARASIM_ACCESS(G, gemm_max_efficiency)},
       {"efficiency.sustained", "sustained_fraction", U::kRatio, Closed(0.01, 1), false,
        "sustained / burst tensor throughput", std::nullopt, PARASIM_ACCESS(G, sustained_fraction)},
       {"efficiency.gemm_k0", "gemm_k0", U::kRatio, Closed(0, 1e6), false, "GEMM shape model: K half point (0 = none)",
@@ -220,16 +222,23 @@ const std::vector<ClusterField>& ClusterFields() {
        std::nullopt, PARASIM_ACCESS(C, inter_node.scalable_unit_nodes)},
       {"inter_node.nics_per_node", "", U::kCount, Count(1, 1024), false, "NICs per node", std::nullopt,
        PARASIM_ACCESS(C, inter_node.nics_per_node)},
+      // 12.5% = 1.4826 x 8.4%, the median |error| of collective times >= 64 MiB
+      // fitted with each cluster left out (docs/accuracy.md "Collectives"): a
+      // normal spread whose median absolute deviation is that error.
       {"inter_node.nic_bandwidth", "", U::kBytesPerSecond, Positive(1e15), false, "per NIC, per direction",
-       std::nullopt, PARASIM_ACCESS(C, inter_node.nic_bandwidth)},
+       0.125, PARASIM_ACCESS(C, inter_node.nic_bandwidth)},
       {"inter_node.oversubscription", "", U::kRatio, Closed(1, 64), false, "down:up ratio at each leaf",
        std::nullopt, PARASIM_ACCESS(C, inter_node.oversubscription)},
       {"inter_node.switch_radix", "", U::kCount, Count(4, 1e5), false, "ports per switch", std::nullopt,
        PARASIM_ACCESS(C, inter_node.switch_radix)},
-      {"inter_node.switch_latency", "", U::kSeconds, NonNegative(1), false, "per switch traversal", std::nullopt,
+      // 29%: QM9700 port-to-port latency is quoted 130-400 ns by different
+      // sources (hw_profiles cluster files); a uniform range's sd over its middle.
+      {"inter_node.switch_latency", "", U::kSeconds, NonNegative(1), false, "per switch traversal", 0.29,
        PARASIM_ACCESS(C, inter_node.switch_latency)},
+      // 28% = 1.4826 x 19.1%, the left-out median |error| of 1-64 MiB collective
+      // times (latency-dominated; docs/accuracy.md "Collectives").
       {"inter_node.nic_latency", "", U::kSeconds, NonNegative(1), false, "NIC + PCIe + proxy per message",
-       std::nullopt, PARASIM_ACCESS(C, inter_node.nic_latency)},
+       0.28, PARASIM_ACCESS(C, inter_node.nic_latency)},
       {"inter_node.sharp", "", U::kFlag, Flag(), false, "IB SHARP available", std::nullopt,
        PARASIM_ACCESS(C, inter_node.sharp)},
       {"power.node_overhead", "", U::kWatts, NonNegative(1e6), false, "CPUs, NICs, fans per node", std::nullopt,

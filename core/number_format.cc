@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 namespace parasim {
 namespace {
 
@@ -19,5 +21,7 @@ std::string Printf(const char* format, int digits, double v) {
 
 std::string FormatFixed(double v, int digits) { return Printf("%.*f", digits, v); }
 std::string FormatSignificant(double v, int digits) { return Printf("%.*g", digits, v); }
+// nlohmann's Grisu2 (not always the very shortest), so JSON reports keep their bytes.
+std::string FormatShortest(double v) { return nlohmann::json(v).dump(); }
 
 }  // namespace parasim

@@ -7,6 +7,7 @@
 
 #include "core/internal/yaml_reader.h"
 #include "core/job_spec.h"
+#include "core/layout_rules.h"
 #include "core/loaders.h"
 #include "core/model_spec.h"
 
@@ -227,15 +228,19 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
     add("dp", StrCat("dp·tp·pp·cp = ", dp, "·", tp, "·", pp, "·", cp, " = ", WorldSize(), " but the cluster has ",
                      world_size, " GPUs"));
   }
-  if (model.num_attention_heads % tp != 0) {
-    add("tp", StrCat("tp=", tp, " does not divide the ", model.num_attention_heads, " attention heads"));
-  } else if (model.num_kv_heads % tp != 0) {
-    add("tp", StrCat("tp=", tp, " does not divide the ", model.num_kv_heads,
-                     " KV heads (Megatron needs num_query_groups % tp == 0)"));
+  if (std::min({dp, tp, pp, cp, ep, micro_batch, vpp}) < 1) {
+    add("dp", "dp, tp, pp, cp, ep, mbs and vpp must be at least 1");
+    return issues.issues();
   }
-  const int64_t ffn = model.IsMoe() ? model.moe_ffn_hidden_size : model.ffn_hidden_size;
-  if (ffn % tp != 0) add("tp", StrCat("tp=", tp, " does not divide the FFN width ", ffn));
-  if (pp > model.num_layers) add("pp", StrCat("pp=", pp, " exceeds the ", model.num_layers, " layers"));
+  // The layout's rules come from the one table the planner's search reads too.
+  const std::vector<Issue> layout = LayoutIssues(model, job, Layout{dp, tp, pp, cp, ep}, where);
+  for (const Issue& issue : layout) issues.Add(issue);
+  auto layout_broke = [&](const char* key) {
+    for (const Issue& issue : layout) {
+      if (issue.key == key) return true;
+    }
+    return false;
+  };
   if (!pp_layers.empty()) {
     int64_t sum = 0;
     for (int l : pp_layers) sum += l;
@@ -256,19 +261,11 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
     }
   }
   if (schedule == PipelineSchedule::kInterleaved && vpp == 1) add("schedule", "interleaved needs vpp>1");
-  if (cp > 1 && job.seq_len % (2 * cp) != 0) {
-    add("cp", StrCat("cp=", cp, ": the sequence ", job.seq_len,
-                     " must split into 2·cp equal chunks (causal load balancing)"));
-  }
-  if (ep > 1) {
-    if (!model.IsMoe()) add("ep", "ep>1 needs a mixture-of-experts model");
-    else if (model.num_experts % ep != 0) add("ep", StrCat("ep=", ep, " does not divide ", model.num_experts, " experts"));
-    if (dp % ep != 0) add("ep", StrCat("ep=", ep, " does not divide dp=", dp));
-  }
+  // The micro-batch split of each replica's batch (the replica split is a layout rule).
   const int m = NumMicroBatches(job);
-  if (m == 0) {
+  if (m == 0 && !layout_broke("dp")) {
     add("mbs", StrCat("global batch ", job.global_batch, " is not a multiple of dp·mbs = ", dp, "·", micro_batch));
-  } else if (schedule == PipelineSchedule::kInterleaved && m % pp != 0) {
+  } else if (m > 0 && schedule == PipelineSchedule::kInterleaved && m % pp != 0) {
     add("schedule", StrCat("interleaved 1F1B needs the ", m, " micro-batches to be a multiple of pp=", pp));
   }
   if (sequence_parallel && tp == 1) add("sp", "sp=on needs tp>1");

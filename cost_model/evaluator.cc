@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/validate.h"
 #include "cost_model/evaluator_comm.h"
 #include "cost_model/evaluator_context.h"
 #include "cost_model/evaluator_finish.h"
@@ -28,13 +29,16 @@
 #include "cost_model/evaluator_workload.h"
 #include "cost_model/power.h"
 #include "cost_model/software_stack.h"
+#include "cost_model/stack_field_registry.h"
 #include "cost_model/straggler.h"
 
 namespace parasim {
 
 struct AnalyticalEvaluator::Impl : EvaluatorData {
   Report Analyze(const ParallelConfig& c, StepWorkload* wl) const;
-  bool Shape(const ParallelConfig& c, ConfigShape* cs, Report* rep) const;
+  ConfigMetrics Rank(const ParallelConfig& c) const;
+  // Validates the config and sizes it; false (with the reason) for an invalid one.
+  bool Shape(const ParallelConfig& c, ConfigShape* cs, std::string* reason) const;
 };
 
 namespace {
@@ -69,10 +73,10 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.stack = stack;
   // The stack as this job runs it: weights gathered in FP8/NVFP4 where it can.
   s.stack.comm_param_bytes = ParamGatherBytes(stack, job.precision);
-  if (model.hidden_size <= 0 || model.num_layers <= 0 || model.num_attention_heads <= 0)
-    throw InvalidInput(model.source, "model", "hidden_size, num_layers and num_attention_heads must be positive");
-  if (job.seq_len <= 0 || job.global_batch <= 0)
-    throw InvalidInput(job.file, "job", "global_batch and seq_len must be positive");
+  // Every spec checked once, here, whether it came through a loader or was built in code.
+  std::vector<Issue> issues = ValidateSpecs(model, cluster, job);
+  for (Issue& issue : ValidateSoftwareStack(stack, StrCat("stack ", stack.name))) issues.push_back(std::move(issue));
+  if (!issues.empty()) throw InvalidInput(issues);
   const GpuProfile& g = cluster.gpu;
   const PrecisionRates rates = PrecisionRatesOf(g, job.precision, model.num_layers);
   if (g.hbm_bandwidth.si() <= 0) throw InvalidInput(g.file, "memory.bandwidth", "must be positive");
@@ -121,6 +125,16 @@ Report AnalyticalEvaluator::Evaluate(const ParallelConfig& config) const {
   }
 }
 
+ConfigMetrics AnalyticalEvaluator::Metrics(const ParallelConfig& config) const {
+  try {
+    return impl_->Rank(config);
+  } catch (const InvalidInput&) {   // as Evaluate: "config: ..."
+    ConfigMetrics m;
+    m.reason_category = "config";
+    return m;
+  }
+}
+
 StepWorkload AnalyticalEvaluator::BuildWorkload(const ParallelConfig& config) const {
   StepWorkload wl;
   const Report r = impl_->Analyze(config, &wl);
@@ -128,13 +142,11 @@ StepWorkload AnalyticalEvaluator::BuildWorkload(const ParallelConfig& config) co
   return wl;
 }
 
-// Validates the config and sizes it; false (with the reason in `rep`) for an invalid one.
-bool AnalyticalEvaluator::Impl::Shape(const ParallelConfig& c, ConfigShape* cs, Report* rep) const {
+bool AnalyticalEvaluator::Impl::Shape(const ParallelConfig& c, ConfigShape* cs, std::string* reason) const {
   cs->world = cluster.TotalGpus();
   const std::vector<Issue> issues = c.Validate(model, job, cs->world);
   if (!issues.empty()) {
-    rep->feasible = false;
-    rep->infeasible_reason = StrCat("config: ", issues.front().key, ": ", issues.front().message);
+    *reason = StrCat("config: ", issues.front().key, ": ", issues.front().message);
     return false;
   }
   cs->m = c.NumMicroBatches(job);
@@ -154,7 +166,10 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   rep.config = c;
   rep.fidelity = Fidelity::kAnalytical;
   ConfigShape cs;
-  if (!Shape(c, &cs, &rep)) return rep;
+  if (!Shape(c, &cs, &rep.infeasible_reason)) {
+    rep.feasible = false;
+    return rep;
+  }
   rep.num_micro_batches = cs.m;
 
   // Each pass's result lives in a per-thread table or buffer: references
@@ -179,6 +194,40 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
     wl->straggler_s = straggle;
   }
   return rep;
+}
+
+// Analyze's passes for the ranking metrics only, with memory sized before the
+// stages are timed (memory does not depend on timing): a config that does
+// not fit is not timed. Communication is still timed first, as in Analyze,
+// so a placement error is a "config" reason on both paths.
+ConfigMetrics AnalyticalEvaluator::Impl::Rank(const ParallelConfig& c) const {
+  ConfigMetrics out;
+  ConfigShape cs;
+  thread_local std::string reason;
+  if (!Shape(c, &cs, &reason)) {
+    out.reason_category = "config";
+    return out;
+  }
+  const Units& units = UnitCostsOf(*this, c, cs);
+  const TimedComm comm = TimeCommunication(*this, c, cs, units, nullptr);
+  const std::vector<int>& stage_layers = StageLayerSplit(*this, c);
+  thread_local MemoryPlan memory;
+  SizeStageMemory(*this, c, cs, units, stage_layers, &memory);
+  if (ExceedsMemory(*this, memory)) {
+    out.reason_category = "memory";
+    return out;
+  }
+  thread_local StagePlan stages;
+  TimeStages(*this, c, cs, units, comm, stage_layers, &stages);
+  PipelineStep step = ComposePipeline(stages, cs);
+  step.step_s += StragglerSeconds(stack.straggler_sigma, cs.world, stages.Of(step.critical).compute);
+  thread_local Report finished;   // FinishReport's arithmetic, so the numbers are the Report's bit for bit
+  FinishReport(AnalyticalStepMeasures(*this, c, cs, stages, step.step_s), facility, &finished);
+  out.feasible = true;
+  out.tokens_per_s = finished.tokens_per_s;
+  out.tokens_per_joule = finished.tokens_per_joule;
+  out.exposed_comm_fraction = ExposedCommFraction(stages.Of(step.critical), step.step_s);
+  return out;
 }
 
 }  // namespace parasim

@@ -9,6 +9,7 @@
 #include "core/job_spec.h"
 #include "core/model_spec.h"
 #include "core/parallel_config.h"
+#include "cost_model/config_metrics.h"
 #include "cost_model/report.h"
 
 namespace parasim {
@@ -32,6 +33,12 @@ class AnalyticalEvaluator {
   // A config that violates a rule or does not fit memory comes back with
   // feasible = false and the reason; no exception.
   Report Evaluate(const ParallelConfig& config) const;
+
+  // The planner's ranking metrics of Evaluate(config), bit-identical to its
+  // Report's (feasible, reason category, tokens_per_s, tokens_per_joule,
+  // exposed_comm_fraction), cheaper: memory is sized before the stages are
+  // timed, and a config that does not fit is not timed; no breakdowns.
+  ConfigMetrics Metrics(const ParallelConfig& config) const;
 
   // The per-layer ops of one step, for the simulator (tiers B and C).
   StepWorkload BuildWorkload(const ParallelConfig& config) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cost_model/power.h"
+#include "cost_model/report_check.h"
 
 namespace parasim {
 
@@ -37,6 +38,7 @@ void FinishReport(const StepMeasures& s, const FacilityPower& facility, Report* 
   rep->energy_per_step = Joules(energy);
   rep->tokens_per_joule = energy > 0 ? s.tokens / energy : 0;
   rep->exposed_comm_energy_per_token = Joules(s.tokens > 0 ? s.comm_only_energy_j / s.tokens : 0);
+  CheckReportFinite(*rep, "FinishReport");
 }
 
 }  // namespace parasim

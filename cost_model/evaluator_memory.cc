@@ -13,6 +13,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   const double working_bytes =
       c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act, T, c.tp, c.sequence_parallel) : 0.0;
   const double logits_bytes = LossBytes(d.stack, T, d.lcm.vocab, c.tp);
+  const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
   out->stage_bytes.resize(cs.pp);
   out->peak_stage = 0;
   for (int s = 0; s < cs.pp; ++s) {
@@ -33,6 +34,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.activation_bytes = in_flight * L * layer_activation;
     mi.working_bytes = working_bytes;
     mi.logits_bytes = last ? logits_bytes : 0.0;
+    mi.held_output_bytes = last ? held_output_bytes : 0.0;
     const MemoryEstimate mem = EstimateMemory(d.stack, mi);
     out->stage_bytes[s] = mem.total;
     if (s == 0 || mem.total > out->stage_bytes[out->peak_stage]) {   // the first stage at the peak

@@ -1,11 +1,13 @@
 #include "cost_model/evaluator_report.h"
 
+
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "cost_model/power.h"
+#include "cost_model/report_check.h"
 
 namespace parasim {
 
@@ -85,8 +87,8 @@ void NameBreakdowns(const StageResult& cs, double step, Report* rep) {
   }
 }
 
-void MemoryVerdict(const EvaluatorData& d, Report* rep) {
-  if (!(rep->memory_per_gpu.si() > d.capacity)) return;
+void MemoryVerdict(const EvaluatorData& d, const MemoryPlan& memory, Report* rep) {
+  if (!ExceedsMemory(d, memory)) return;
   rep->feasible = false;
   rep->infeasible_reason.reserve(64);
   rep->infeasible_reason += "memory: needs ";
@@ -107,15 +109,12 @@ StepFlops StepFlopsOf(const EvaluatorData& d, const ParallelConfig& c) {
   return f;
 }
 
-void FinishAnalyticalReport(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
-                            const StagePlan& stages, const PipelineStep& pipeline, const MemoryPlan& memory,
-                            Report* rep) {
-  const double step = pipeline.step_s;
-  const StageResult& crit = stages.Of(pipeline.critical);
+StepMeasures AnalyticalStepMeasures(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
+                                    const StagePlan& stages, double step_s) {
   const StepFlops flops = StepFlopsOf(d, c);
-  const GpuEnergy gpu = StageGpuPower(d, cs, stages, step);
+  const GpuEnergy gpu = StageGpuPower(d, cs, stages, step_s);
   StepMeasures m;
-  m.step_s = step;
+  m.step_s = step_s;
   m.tokens = flops.tokens;
   m.world = cs.world;
   m.model_flops = flops.model;
@@ -124,17 +123,26 @@ void FinishAnalyticalReport(const EvaluatorData& d, const ParallelConfig& c, con
   m.own_peak_flops = d.own_peak_flops;
   m.gpu = GpuDraw::AveragePerGpu(gpu.avg_w);
   m.comm_only_energy_j = gpu.comm_only_j;
-  FinishReport(m, d.facility, rep);
+  return m;
+}
+
+void FinishAnalyticalReport(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
+                            const StagePlan& stages, const PipelineStep& pipeline, const MemoryPlan& memory,
+                            Report* rep) {
+  const double step = pipeline.step_s;
+  const StageResult& crit = stages.Of(pipeline.critical);
+  FinishReport(AnalyticalStepMeasures(d, c, cs, stages, step), d.facility, rep);
 
   rep->compute = Seconds(crit.compute);
   rep->comm = Seconds(crit.comm);
   rep->exposed_comm = Seconds(std::min(crit.exposed, step));
-  rep->exposed_comm_fraction = rep->exposed_comm.si() / step;
+  rep->exposed_comm_fraction = ExposedCommFraction(crit, step);
   rep->bubble = Seconds(std::max(0.0, step - crit.compute - crit.exposed));
   rep->memory_per_gpu = Bytes(memory.stage_bytes[memory.peak_stage]);
   rep->memory_breakdown_bytes = memory.peak.Breakdown();
   NameBreakdowns(crit, step, rep);
-  MemoryVerdict(d, rep);
+  MemoryVerdict(d, memory, rep);
+  CheckReportFinite(*rep, "tier A report");
 }
 
 }  // namespace parasim

@@ -161,10 +161,11 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   MemoryPhases& ph = e.phases;
   // End of forward: every micro-batch in flight, the loss on the last stage;
   // gradients accumulated unsharded from earlier micro-batches are resident.
-  ph.forward_end = f * (in.activation_bytes + in.logits_bytes) + gathered + (accumulate_unsharded ? grad_temp : 0.0);
+  ph.forward_end = f * (in.activation_bytes + in.logits_bytes + in.held_output_bytes) + gathered +
+                   (accumulate_unsharded ? grad_temp : 0.0);
   // Backward of the last layer: its recompute working set beside the stored
   // activations, the gathered weights and the gradient buffers.
-  ph.backward = f * (in.activation_bytes + in.working_bytes) + gathered + grad_temp;
+  ph.backward = f * (in.activation_bytes + in.working_bytes + in.held_output_bytes) + gathered + grad_temp;
   // After backward: activations freed; the flattened bucket being reduced.
   ph.reduce = reduce_temp;
   // Optimizer step: temporaries per parameter it updates.
@@ -174,11 +175,12 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   const double peak = ph.Peak();
   if (peak == ph.forward_end) {
     e.activations = f * in.activation_bytes;
-    e.logits = f * in.logits_bytes;
+    e.logits = f * (in.logits_bytes + in.held_output_bytes);
     e.gathered_weights = gathered;
     e.grad_temporaries = accumulate_unsharded ? grad_temp : 0.0;
   } else if (peak == ph.backward) {
     e.activations = f * (in.activation_bytes + in.working_bytes);
+    e.logits = f * in.held_output_bytes;
     e.gathered_weights = gathered;
     e.grad_temporaries = grad_temp;
   } else if (peak == ph.reduce) {
@@ -195,6 +197,11 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
 double LossBytes(const SoftwareStack& s, double tokens, double vocab, int tp) {
   const double t = s.loss_chunk_tokens > 0 ? std::min(tokens, s.loss_chunk_tokens) : tokens;
   return t * vocab / std::max(1, tp) * s.logits_bytes_per_element;
+}
+
+double HeldOutputBytes(const SoftwareStack& s, double tokens, double vocab, int tp, int num_micro_batches) {
+  const double held = std::min(s.held_last_stage_outputs, static_cast<double>(std::max(0, num_micro_batches - 1)));
+  return held * tokens * vocab / std::max(1, tp) * s.activation_bytes;
 }
 
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack) {

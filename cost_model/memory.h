@@ -47,6 +47,12 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
 // (fused linear-cross-entropy: the full logits never exist).
 double LossBytes(const SoftwareStack& stack, double tokens, double vocab, int tp);
 
+// Bytes of the last stage's outputs (logits in the activation dtype, ÷ tp)
+// of earlier micro-batches that the pipeline engine still references while
+// the current one computes its loss: min(held_last_stage_outputs, m − 1)
+// micro-batches (none when the step has one micro-batch).
+double HeldOutputBytes(const SoftwareStack& stack, double tokens, double vocab, int tp, int num_micro_batches);
+
 // Bytes one layer keeps per micro-batch on one GPU: `tokens` = b·s/cp.
 double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, bool sequence_parallel,
                             RecomputeMode recompute);
@@ -76,6 +82,7 @@ struct MemoryInputs {
   double activation_bytes = 0;  // all micro-batches in flight on the stage
   double working_bytes = 0;     // extra transient (full recompute of one layer)
   double logits_bytes = 0;      // last stage: one micro-batch's logits for the loss
+  double held_output_bytes = 0; // last stage: earlier micro-batches' outputs the engine still holds
 };
 
 // Transient bytes (allocated, before the allocator's fragmentation) of each

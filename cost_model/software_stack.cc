@@ -395,6 +395,15 @@ SoftwareStack MegatronDeepSpeed() {
   s.grad_bucket_elements = 5e8;
   s.flatten_grad_buckets = true;
   s.overlap_grad_reduce = false;
+  // DeepSpeed's pipeline engine keeps each micro-batch's last-stage output in
+  // pipe_buffers['outputs'][buffer]: _exec_backward_pass returns on the last
+  // stage before the line that clears it (deepspeed/runtime/pipe/engine.py;
+  // the copy Sailor ran: eth-easl/sailor cf2c8e3, deepspeed/pipe_engine.py),
+  // and the last stage cycles max(2, min(stages − stage_id, m)) = 2 buffers
+  // (deepspeedai/DeepSpeed 83fd8f87, runtime/pipe/schedule.py,
+  // TrainSchedule.num_pipe_buffers): while micro-batch k computes its loss the
+  // logits of k − 1 are still referenced.
+  s.held_last_stage_outputs = 1;
   s.supports_zero1 = true;
   s.supports_fsdp = false;
   s.supports_interleaved = false;

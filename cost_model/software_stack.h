@@ -89,6 +89,10 @@ struct SoftwareStack {
   bool flatten_grad_buckets = false;   // ddp/zero1: a flat copy of a bucket is made to reduce it (DeepSpeed)
   double live_param_elements = 0;      // zero3: cap on gathered parameters (stage3_max_live_parameters); 0 none
   double loss_chunk_tokens = 0;        // fused linear-CE: tokens whose logits exist at once; 0 = micro-batch
+  // Earlier micro-batches whose last-stage output (the logits, activation
+  // dtype) the pipeline engine keeps referenced past their backward, beside
+  // the current micro-batch's loss (DeepSpeed's pipe buffers: 1). 0 = none.
+  double held_last_stage_outputs = 0;
   // What recompute=selective means in this framework. 0: attention-only
   // (Korthikanti et al. 2022, Megatron): the attention core is recomputed, its
   // s-sized inputs dropped. > 0: op-level SAC (torchtitan): attention and the

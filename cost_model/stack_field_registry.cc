@@ -15,8 +15,8 @@ FieldEntry<S> Real(const char* key, double S::*m, double min, const char* meanin
 constexpr double kMaxCount = 1'000'000;  // keeps an int field an int
 
 template <class S>
-FieldEntry<S> Count(const char* key, int S::*m, const char* meaning) {
-  return FieldEntry<S>{key, "", FieldUnit::kCount, FieldRange{1, kMaxCount, false, false, true}, false, meaning,
+FieldEntry<S> Count(const char* key, int S::*m, const char* meaning, double min = 1) {
+  return FieldEntry<S>{key, "", FieldUnit::kCount, FieldRange{min, kMaxCount, false, false, true}, false, meaning,
                        std::nullopt, [m](const S& s) { return double(s.*m); },
                        [m](S& s, double v) { s.*m = static_cast<int>(std::llround(v)); }};
 }
@@ -57,7 +57,8 @@ const std::vector<StackField>& StackFields() {
       Real("copy_passes_forward", &St::copy_passes_forward, 0, "framework copies over bf16 weights"),
       Real("copy_passes_backward", &St::copy_passes_backward, 0, "framework copies over bf16 grads"),
       Real("optimizer_bytes_per_param", &St::optimizer_bytes_per_param, 0, "HBM traffic of the step"),
-      Count("nccl_channels", &St::nccl_channels, "SMs an overlapping NCCL kernel takes"),
+      // 0 = the limit where collectives take no SMs (the interference tests' baseline).
+      Count("nccl_channels", &St::nccl_channels, "SMs an overlapping NCCL kernel takes", 0),
       Real("nccl_memory_passes", &St::nccl_memory_passes, 0, "HBM bytes per NCCL bus byte"),
       Flag("separate_compute_copy", &St::separate_compute_copy, "bf16 copy beside fp32 params"),
       Real("reserve_bytes", &St::reserve_bytes, 0, "NCCL buffers, workspaces"),
@@ -69,6 +70,8 @@ const std::vector<StackField>& StackFields() {
       Flag("flatten_grad_buckets", &St::flatten_grad_buckets, "ddp/zero1: flat bucket copy to reduce"),
       Real("live_param_elements", &St::live_param_elements, 0, "zero3: cap on gathered params; 0 none"),
       Real("loss_chunk_tokens", &St::loss_chunk_tokens, 0, "chunked loss: tokens of logits at once"),
+      Real("held_last_stage_outputs", &St::held_last_stage_outputs, 0,
+           "earlier micro-batches' logits the pipe engine still holds"),
       Real("sac_matmul_recompute_fraction", &St::sac_matmul_recompute_fraction, 0,
            "selective = op-level SAC: matmuls recomputed; 0 = attention-only", 1.0),
       Real("straggler_sigma", &St::straggler_sigma, 0, "GPU-to-GPU compute speed spread (slowest of N)", 1.0),
@@ -104,7 +107,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 

@@ -9,6 +9,8 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "planner/parallel_for.h"
+#include "planner/plan_options_validate.h"
+#include "planner/result_check.h"
 
 namespace parasim::planner {
 namespace {
@@ -30,11 +32,36 @@ struct Scored {
   State state = State::kUnscored;
 };
 
+// A chain's infeasible reasons by category (a few), merged into the
+// query's under its lock once per chain.
+struct ReasonTally {
+  std::vector<std::pair<std::string, int64_t>> counts;
+  void Add(const std::string& category) {
+    for (auto& [reason, count] : counts) {
+      if (reason == category) {
+        ++count;
+        return;
+      }
+    }
+    counts.emplace_back(category, 1);
+  }
+};
+
 PlanMetrics MetricsOf(const Scored& s) {
   return PlanMetrics{s.tokens_per_s, s.tokens_per_joule, s.exposed_comm_fraction};
 }
 
 }  // namespace
+
+ConfigMetrics MetricsOfReport(const Report& r) {
+  ConfigMetrics m;
+  m.feasible = r.feasible;
+  if (!r.feasible) m.reason_category = ReasonCategory(r.infeasible_reason);
+  m.tokens_per_s = r.tokens_per_s;
+  m.tokens_per_joule = r.tokens_per_joule;
+  m.exposed_comm_fraction = r.exposed_comm_fraction;
+  return m;
+}
 
 std::string ReasonCategory(const std::string& infeasible_reason) {
   const std::string head = infeasible_reason.substr(0, infeasible_reason.find(':'));
@@ -121,15 +148,8 @@ std::vector<UniquePlan> FirstUniquePlans(const std::vector<size_t>& sorted, size
 ConstraintSet FsdpBaselineConstraints() { return ConstraintSet::Parse("tp=1,pp=1,cp=1,sharding=zero2", "baseline"); }
 
 PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
-                   const PlanOptions& options, const Scorer* rescorer) {
-  options.objective.Validate();
-  if (options.top_k < 1) throw InvalidInput("", "--top", "must be at least 1");
-  if (options.rescore_k < 0) throw InvalidInput("", "--rescore", "must not be negative");
-  if (options.threads < 0) throw InvalidInput("", "--threads", "must not be negative");
-  if (options.max_configs < 0) throw InvalidInput("", "--max-configs", "must not be negative");
-  if (!(options.time_budget_s >= 0) || !std::isfinite(options.time_budget_s)) {
-    throw InvalidInput("", "--time-budget", "must be a finite duration >= 0");
-  }
+                   const PlanOptions& options, const Scorer* rescorer, const MetricScorer* ranker) {
+  if (std::vector<Issue> issues = ValidatePlanOptions(options); !issues.empty()) throw InvalidInput(issues);
 
   const SearchSpace space = EnumerateSpace(model, job, gpus, gpus_per_node, options.constraints, options.space);
   const bool dominance = options.recompute_dominance && options.objective.objective != Objective::kExposedComm;
@@ -177,6 +197,7 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     }
     bool memory_bound = false;
     int64_t chain_candidates = 0;
+    ReasonTally chain_reasons;
     for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
       const Ladder& ladder = space.ladders[li];
       bool fitted = false;
@@ -192,13 +213,11 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
           s.state = State::kDominated;
           continue;
         }
-        const Report r = scorer(space.ToConfig(idx));
+        const ConfigMetrics r = ranker ? (*ranker)(space.ToConfig(idx)) : MetricsOfReport(scorer(space.ToConfig(idx)));
         if (!r.feasible) {
           s.state = State::kInfeasible;
-          const std::string category = ReasonCategory(r.infeasible_reason);
-          all_memory = all_memory && category == kMemoryCategory;
-          std::lock_guard<std::mutex> lock(reasons_mutex);
-          ++infeasible_reasons[category];
+          all_memory = all_memory && r.reason_category == kMemoryCategory;
+          chain_reasons.Add(r.reason_category);
           continue;
         }
         PARASIM_CHECK(std::isfinite(r.tokens_per_s) && std::isfinite(r.tokens_per_joule) &&
@@ -213,6 +232,10 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
       }
       if (ladder.count > 0 && all_memory) memory_bound = true;
       chain_candidates += ladder.count;
+    }
+    if (!chain_reasons.counts.empty()) {
+      std::lock_guard<std::mutex> lock(reasons_mutex);
+      for (const auto& [reason, count] : chain_reasons.counts) infeasible_reasons[reason] += count;
     }
     if (options.progress) options.progress(settled += chain_candidates, total);
   });
@@ -327,12 +350,13 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     base.progress = nullptr;   // the baseline search is small; progress tells of the main one
     base.top_k = 1;
     base.rescore_k = 1;
-    PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base, rescorer);
+    PlanResult b = RunPlan(model, job, gpus, gpus_per_node, scorer, base, rescorer, ranker);
     if (!b.plans.empty()) {
       result.baseline = b.plans.front();
       result.baseline_value = b.plan_values.front();
     }
   }
+  CheckPlanResultFinite(result);
   return result;
 }
 

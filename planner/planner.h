@@ -15,6 +15,7 @@
 
 #include "core/job_spec.h"
 #include "core/model_spec.h"
+#include "cost_model/config_metrics.h"
 #include "cost_model/report.h"
 #include "planner/constraints.h"
 #include "planner/objective.h"
@@ -29,6 +30,10 @@ namespace parasim::planner {
 // Scores one config; must be thread-safe and deterministic. A config that
 // does not fit returns feasible = false and a reason "<category>: detail".
 using Scorer = std::function<Report(const ParallelConfig&)>;
+// The ranking metrics of the Scorer's Report for a config, cheaper (tier A:
+// AnalyticalEvaluator::Metrics). With one, the planner scores the space on
+// metrics and asks the Scorer for full Reports only for what it returns.
+using MetricScorer = std::function<ConfigMetrics(const ParallelConfig&)>;
 
 struct PlanOptions {
   ConstraintSet constraints;
@@ -90,12 +95,17 @@ struct PlanResult {
 // The general form: any scorer (tests inject one). With a `rescorer` the best
 // max(top_k, rescore_k) plans (and the baseline) are re-scored by it and
 // re-ranked; ties keep tier A's order. The Pareto front stays tier A's.
+// A `ranker` must agree with `scorer` on every metric it gives (the result
+// is the same with or without it).
 PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpus_per_node, const Scorer& scorer,
-                   const PlanOptions& options, const Scorer* rescorer = nullptr);
+                   const PlanOptions& options, const Scorer* rescorer = nullptr, const MetricScorer* ranker = nullptr);
 
 // The product form: tier A over the evaluator's model, cluster and job, and
 // the simulator (tier B, or C for Fidelity::kFull) when options.fidelity asks.
 PlanResult RunPlan(const AnalyticalEvaluator& evaluator, const PlanOptions& options);
+
+// The ranking metrics of a full Report (what a MetricScorer must agree with).
+ConfigMetrics MetricsOfReport(const Report& report);
 
 // Reason category of an infeasible report: the text before ':' ("memory").
 std::string ReasonCategory(const std::string& infeasible_reason);

@@ -5,6 +5,9 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "core/field_registry.h"
+#include "core/layout_rules.h"
+#include "core/validate.h"
 
 namespace parasim::planner {
 namespace {
@@ -13,12 +16,7 @@ namespace {
 constexpr const char* kReasonConstraint = "constraint";
 constexpr const char* kReasonTpLimit = "limit: tp beyond two nodes";
 constexpr const char* kReasonDegreeLimit = "limit: a degree above 32767";
-constexpr const char* kReasonHeads = "divisibility: attention heads % tp";
-constexpr const char* kReasonFfn = "divisibility: ffn hidden % tp";
-constexpr const char* kReasonLayers = "divisibility: layers % pp";
-constexpr const char* kReasonSeq = "divisibility: seq_len % (2 cp)";
-constexpr const char* kReasonBatch = "divisibility: global batch % dp";
-constexpr const char* kReasonExperts = "divisibility: experts % ep";
+constexpr const char* kReasonLayers = "divisibility: layers % pp";   // no enumerated split
 constexpr const char* kReasonInterleave = "divisibility: micro-batches % pp (interleaved)";
 constexpr const char* kReasonStack = "stack: not supported by the framework";
 
@@ -130,11 +128,10 @@ ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
 SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,
                            const ConstraintSet& constraints, const SpaceOptions& options) {
   if (world_size < 1) throw InvalidInput("", "gpus", StrCat("need at least one GPU, got ", world_size));
-  if (job.global_batch < 1) throw InvalidInput(job.file, "global_batch", "must be at least 1");
-  if (job.seq_len < 1) throw InvalidInput(job.file, "seq_len", "must be at least 1");
-  if (model.num_layers < 1 || model.num_attention_heads < 1) {
-    throw InvalidInput(model.source, "num_layers", "the model has no layers or heads");
-  }
+  // The specs' own checks (core/validate.h), not a copy of them.
+  std::vector<Issue> issues = ValidateModel(model, model.source);
+  for (Issue& issue : ValidateJob(job, job.file)) issues.push_back(std::move(issue));
+  if (!issues.empty()) throw InvalidInput(issues);
   SearchSpace space;
   space.layers = model.num_layers;
 
@@ -160,14 +157,20 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
   const int max_tp = options.max_tp > 0                          ? options.max_tp
                      : constraints.Mentions(ConstraintKey::kTp) ? world_size
                                                                 : 2 * gpus_per_node;
-  const int64_t heads = model.num_attention_heads;
-  const int64_t kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : heads;
-  const int64_t ffn = model.IsMoe() ? model.moe_ffn_hidden_size : model.ffn_hidden_size;
   const int64_t layers = model.num_layers;
 
+  // Rejections counted by reason constant (pointer), moved into the map at
+  // the end: the innermost loops cut thousands of entries.
+  std::vector<std::pair<const char*, int64_t>> tally;
   auto reject = [&](const char* reason) {
-    ++space.rejected[reason];
     ++space.searched;
+    for (auto& [r, count] : tally) {
+      if (r == reason) {
+        ++count;
+        return;
+      }
+    }
+    tally.emplace_back(reason, 1);
   };
   const RecomputeMode kLadder[] = {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull};
   // Constraint verdicts of the keys whose values do not depend on the layout.
@@ -186,13 +189,17 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
         const int64_t dp = world_size / (tp * pp * cp);
         const std::vector<int64_t> eps = model.IsMoe() ? Divisors(dp) : std::vector<int64_t>{1};
         for (int64_t ep : eps) {
-          // Layout rules, in a fixed order: the first that fails names the reason.
+          // Limits, then layout rules, in a fixed order: the first that fails names the reason.
           if (tp > max_tp) { reject(kReasonTpLimit); continue; }
           if (std::max({tp, pp, cp, ep}) > INT16_MAX) { reject(kReasonDegreeLimit); continue; }
-          if (heads % tp != 0 || kv_heads % tp != 0) { reject(kReasonHeads); continue; }
-          if (ffn > 0 && ffn % tp != 0) { reject(kReasonFfn); continue; }
-          // Pipeline splits: balanced where the layers divide, and (pp >= 3)
-          // the first and last stages lighter by one or two layers.
+          // The layout rules shared with ParallelConfig::Validate (core/layout_rules.h).
+          if (const LayoutRule* broken = FirstBrokenLayoutRule(model, job, Layout{dp, tp, pp, cp, ep})) {
+            reject(broken->reason);
+            continue;
+          }
+          // Pipeline splits the search tries: balanced where the layers
+          // divide, and (pp >= 3) the first and last stages lighter by one or
+          // two layers; other splits are valid but not enumerated.
           std::vector<int> splits;
           if (layers % pp == 0) splits.push_back(0);
           for (int k = 1; k <= 2 && options.uneven_splits; ++k) {
@@ -200,9 +207,6 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
           }
           if (splits.empty()) { reject(kReasonLayers); continue; }
           if (cp > 1 && !options.cp) { reject(kReasonStack); continue; }
-          if (cp > 1 && job.seq_len % (2 * cp) != 0) { reject(kReasonSeq); continue; }
-          if (job.global_batch % dp != 0) { reject(kReasonBatch); continue; }
-          if (model.IsMoe() && model.num_experts % ep != 0) { reject(kReasonExperts); continue; }
           if (!constraints.Allows(ConstraintKey::kDp, dp) || !constraints.Allows(ConstraintKey::kTp, tp) ||
               !constraints.Allows(ConstraintKey::kPp, pp) || !constraints.Allows(ConstraintKey::kCp, cp) ||
               !constraints.Allows(ConstraintKey::kEp, ep)) {
@@ -305,6 +309,7 @@ SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world
       }
     }
   }
+  for (const auto& [reason, count] : tally) space.rejected[reason] += count;
   PARASIM_CHECK(space.candidates.size() < (size_t{1} << 32), "search space too large to index");
   return space;
 }

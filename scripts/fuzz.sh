@@ -7,6 +7,9 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     (default 20 s, every target)
 #   FUZZ_BUILD=dir  build tree (default build-fuzz)
 #   FUZZ_JOBS=n     build jobs (default 2)
+#   FUZZ_MERGE=1    after fuzzing, merge the inputs that add coverage into
+#                   fuzz/corpus/<target>/ (libFuzzer -merge=1): how longer
+#                   local runs' findings join the committed corpus
 #
 # New inputs found while fuzzing go to a scratch folder, not the committed
 # corpus; copy a finding's reproducer into fuzz/regressions/<target>/ once fixed.
@@ -58,6 +61,12 @@ for t in "${targets[@]}"; do
     status=1; continue
   fi
   execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"
+  if [ "${FUZZ_MERGE:-0}" = 1 ]; then
+    before=$(ls "$seeds" | wc -l)
+    "$exe" -merge=1 -timeout=10 -rss_limit_mb=2048 -max_len=65536 "$seeds" "$scratch/$t" >"$log.merge" 2>&1 ||
+      { tail -20 "$log.merge"; echo "FAIL $t: merge"; status=1; }
+    echo "   corpus: $before -> $(ls "$seeds" | wc -l) inputs"
+  fi
   summary+="$(printf '%-24s %10s executions in %ss\n' "$t" "${execs:-?}" "$seconds")"$'\n'
 done
 echo

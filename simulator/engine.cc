@@ -81,29 +81,27 @@ void Engine::ClassifyFlowSets() {
   const TaskGraph& g = *graph_;
   const int32_t sets = g.num_flow_sets();
   alone_rate_Bps_.assign(sets, 0);
-  contended_.assign(sets, 0);
-  scratch_.assign(network_.num_links(), -1);
   for (int32_t fs = 0; fs < sets; ++fs) {
     double rate = FlowSolver::kUncapped;
     for (const LinkUse& use : g.flow_links(fs)) {
       PARASIM_CHECK(use.link < network_.num_links(), "flow set link ", use.link, " outside the fabric");
       rate = std::min(rate, network_.capacity_Bps(use.link) / use.coefficient);
-      int32_t& owner = scratch_[use.link];
-      if (owner < 0) owner = fs;
-      else if (owner != fs) contended_[fs] = contended_[owner] = 1;
     }
     alone_rate_Bps_[fs] = rate;
   }
-  scratch_.assign(sets, -1);   // now: the stream each flow set's activities run on
+  scratch_.assign(sets, -1);   // the stream each flow set's activities run on
+  std::vector<uint8_t> shared_stream(sets, 0);
   for (int32_t act = 0; act < g.num_activities(); ++act) {
     const ActivityCore& core = g.core(act);
     if (core.network_s <= 0) continue;
     const int32_t stream = g.op_stream(core.first_op);
     for (int32_t fs = core.flow_set; fs < core.flow_set + core.flow_classes; ++fs) {
       if (scratch_[fs] < 0) scratch_[fs] = stream;
-      else if (scratch_[fs] != stream) contended_[fs] = 1;
+      else if (scratch_[fs] != stream) shared_stream[fs] = 1;
     }
   }
+  contention_.Build(g, network_.num_links(), shared_stream, options_.dynamic_contention);
+  alone_sub_.assign(sets, -1);
 }
 
 void Engine::OpReady(int32_t op) {
@@ -201,25 +199,43 @@ void Engine::StartFlow(int32_t act, int32_t flow_set, double bytes) {
     free_subs_.pop_back();
   } else {
     sub = static_cast<int32_t>(subs_.size());
-    subs_.push_back(SubFlow{0, 0, 0, -1, -1, 0});
+    subs_.push_back(SubFlow{0, 0, 0, -1, -1, -1, 0});
   }
   SubFlow& f = subs_[sub];
   f.act = act;
+  f.flow_set = flow_set;
   f.remaining_B = bytes;
   f.last_update_s = now_;
+  f.solver_flow = -1;
   ++f.version;
-  if (!contended_[flow_set]) {
-    f.solver_flow = -1;
+  bool solver = false;
+  if (contention_.may_contend(flow_set)) {
+    promote_.clear();
+    solver = contention_.Start(flow_set, promote_);
+    for (int32_t other : promote_) {
+      EnterSolver(alone_sub_[other], other);
+      contention_.Promoted(other);
+      alone_sub_[other] = -1;
+    }
+    if (!solver) alone_sub_[flow_set] = sub;
+  }
+  if (!solver) {
     f.rate_Bps = alone_rate_Bps_[flow_set];
     queue_.Push(now_ + bytes / f.rate_Bps, ~sub, f.version);
     return;
   }
   // Its rate is set when the solver runs, before time moves on.
   f.rate_Bps = 0;
+  EnterSolver(sub, flow_set);
+}
+
+// A running sub-flow joins the max-min solver; it keeps its current rate (and
+// its completion event) until the solve, which reports it as changed.
+void Engine::EnterSolver(int32_t sub, int32_t flow_set) {
   const int32_t flow = network_.AddFlow(graph_->flow_links(flow_set));
   if (static_cast<size_t>(flow) >= flow_owner_.size()) flow_owner_.resize(flow + 1, -1);
   flow_owner_[flow] = sub;
-  f.solver_flow = flow;
+  subs_[sub].solver_flow = flow;
 }
 
 void Engine::RescheduleFlow(int32_t sub, double rate_Bps) {
@@ -235,10 +251,15 @@ void Engine::RescheduleFlow(int32_t sub, double rate_Bps) {
 void Engine::FlowDone(int32_t sub) {
   SubFlow& f = subs_[sub];
   const int32_t act = f.act;
-  if (f.solver_flow >= 0) {
+  const bool alone = f.solver_flow < 0;
+  if (!alone) {
     network_.RemoveFlow(f.solver_flow);
     flow_owner_[f.solver_flow] = -1;
     f.solver_flow = -1;
+  }
+  if (contention_.may_contend(f.flow_set)) {
+    contention_.End(f.flow_set, alone);
+    if (alone) alone_sub_[f.flow_set] = -1;
   }
   ++f.version;
   free_subs_.push_back(sub);

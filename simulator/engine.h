@@ -18,7 +18,10 @@
 // activities all run on one stream (so never two at once), cannot contend:
 // its flows run at their bottleneck rate without entering the max-min
 // solver (the common case of a pure data-parallel ring), which keeps a
-// step-level replay of thousands of ranks cheap.
+// step-level replay of thousands of ranks cheap. One that could contend but
+// finds no running neighbour when it starts runs the same way until a
+// neighbour starts (simulator/flow_contention.h); only flows that really
+// share links at the moment enter the solver.
 //
 //   Engine engine;
 //   const Timeline& t = engine.Run(graph, EngineOptions{});
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "simulator/event_queue.h"
+#include "simulator/flow_contention.h"
 #include "simulator/flow_solver.h"
 #include "simulator/task_graph.h"
 
@@ -45,6 +49,11 @@ struct EngineOptions {
   // Tier C: link capacities (bytes/s) that flow sets index. Empty when the
   // graph has no network activities.
   std::span<const double> link_capacity_Bps;
+  // Tier C: a flow that may contend but finds no running neighbour runs at its
+  // bottleneck rate outside the max-min solver (FlowContention). false: every
+  // such flow goes through the solver (the reference the fast path is tested
+  // against; same results to rounding).
+  bool dynamic_contention = true;
 };
 
 struct Timeline {
@@ -77,6 +86,7 @@ class Engine {
   void SolveNetwork();
   void ClassifyFlowSets();
   void StartFlow(int32_t act, int32_t flow_set, double bytes);
+  void EnterSolver(int32_t sub, int32_t flow_set);
   void FlowDone(int32_t sub);
   void RescheduleFlow(int32_t sub, double rate_Bps);
 
@@ -105,6 +115,7 @@ class Engine {
     double last_update_s;
     int32_t act;
     int32_t solver_flow;    // -1: uncontended, runs at its bottleneck rate
+    int32_t flow_set;
     uint32_t version;
   };
   std::vector<int32_t> unmet_;           // per op
@@ -112,7 +123,9 @@ class Engine {
   std::vector<SubFlow> subs_;
   std::vector<int32_t> free_subs_;
   std::vector<double> alone_rate_Bps_;   // per flow set: bottleneck rate on this run's capacities
-  std::vector<uint8_t> contended_;       // per flow set
+  FlowContention contention_;
+  std::vector<int32_t> alone_sub_;       // per flow set: its running sub-flow outside the solver, -1 = none
+  std::vector<int32_t> promote_;         // scratch
   std::vector<int32_t> scratch_;
   std::vector<int32_t> flow_owner_;      // per solver flow id: sub-flow
   std::vector<int32_t> running_compute_; // per rank

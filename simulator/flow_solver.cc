@@ -21,6 +21,7 @@ void FlowSolver::Reset(std::span<const double> capacity_Bps) {
   for (int32_t f = static_cast<int32_t>(flows_.size()) - 1; f >= 0; --f) {
     flows_[f].active = false;
     flows_[f].uses.clear();
+    flows_[f].stamp = 0;   // the epoch restarts: a stale stamp would hide a pooled flow from the next search
     free_flows_.push_back(f);
   }
   num_active_ = 0;

@@ -1,5 +1,6 @@
 #include "simulator/simulate.h"
 
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include "core/check.h"
 #include "core/error.h"
 #include "cost_model/evaluator_finish.h"
+#include "cost_model/report_check.h"
 #include "simulator/engine.h"
 #include "simulator/step_builder.h"
 #include "simulator/tier_b.h"
@@ -147,6 +149,7 @@ Report MakeReport(const StepWorkload& wl, const ClusterSpec& cluster, const Step
     const int i = static_cast<int>(d);
     rep.by_dimension.push_back({ToString(d), Seconds(dim_total[i]), Seconds(std::min(dim_exposed[i], step))});
   }
+  CheckReportFinite(rep, "simulated report");
   return rep;
 }
 
@@ -283,6 +286,7 @@ SimulationResult StepSimulator::Simulate(const StepWorkload& wl, const ClusterSp
   eo.interference_slowdown = sg.interference_slowdown;
   eo.rank_compute_slowdown = slowdown;
   eo.link_capacity_Bps = capacities;
+  eo.dynamic_contention = options.dynamic_contention;
   const Timeline& t = engine.Run(sg.graph, eo);
   const PowerModel power{wl.power.matmul.si(), wl.power.memory_bound.si(), wl.power.comm_only.si(),
                          wl.power.idle.si()};

@@ -63,6 +63,9 @@ struct SimulationOptions {
                                               // group waits for its slowest member); tier C: one GPU
   std::vector<BackgroundLoad> background;     // tier C only (tier B has no links)
   TierCSchedule tier_c = TierCSchedule::kAuto;  // tier C only
+  // Tier C: flows with no running neighbour skip the max-min solver (same
+  // results to rounding; false: the reference path, for tests).
+  bool dynamic_contention = true;
   bool trace = false;                         // fill SimulationResult::trace_json
 };
 

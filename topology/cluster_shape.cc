@@ -26,6 +26,12 @@ ClusterShape MakeClusterShape(const ClusterSpec& c) {
   ClusterShape s;
   s.gpus = c.TotalGpus();
   s.intra = c.intra_node.fabric;
+  // An NVSwitch node whose NVLink domain spans several nodes (NVLink Switch
+  // System: DGX GH200's 256 GPUs, NVL72's 18 trays) is an NVLink domain
+  // fabric: the domain, not the node, is what the NICs leave from.
+  if (s.intra == IntraNodeFabric::kNvSwitch && c.intra_node.nvlink_domain_size > c.gpus_per_node) {
+    s.intra = IntraNodeFabric::kNvlDomain;
+  }
   if (s.intra == IntraNodeFabric::kNvlDomain) {
     const int d = c.intra_node.nvlink_domain_size;
     if (d < c.gpus_per_node || d % c.gpus_per_node != 0)

@@ -22,7 +22,12 @@ using namespace parasim;
 namespace {
 
 // The two models as Sailor's training configs give them (training_configs/*.json):
-// GPT-style layers (4h GELU MLP, LayerNorm, learned positions, tied embeddings).
+// GPT-style layers (4h GELU MLP, LayerNorm, learned positions). OPT's head is
+// its own ColumnParallelLinear beside the vocab-parallel embedding, not tied
+// (third_party/Megatron-DeepSpeed/megatron/model/opt_model.py, OPTLMHead).
+// Sailor's GPT-Neo pipe has no head at all (gpt_neo_model.py ends in a
+// LayerNorm whose output goes to the loss); a ModelSpec cannot say so, so it
+// keeps a tied head: only GPT-Neo N2_D1 (one micro-batch) peaks on that stage.
 ModelSpec SailorModel(const std::string& name) {
   ModelSpec m;
   m.name = name;
@@ -35,7 +40,7 @@ ModelSpec SailorModel(const std::string& name) {
   m.vocab_size = neo ? 128256 : 50272;
   m.mlp = MlpKind::kGelu;
   m.norm = NormKind::kLayerNorm;
-  m.tied_embeddings = true;
+  m.tied_embeddings = neo;
   return m;
 }
 
@@ -43,6 +48,7 @@ struct MemoryRow {
   std::string run;
   bool suspect = false;   // the source row is inconsistent (the CSV says why): reported, not scored
   double predicted = 0, measured = 0;
+  std::string breakdown;  // the peak stage's components, GiB (PARASIM_PRINT_MEMORY_TABLE)
   double Error() const { return predicted / measured - 1.0; }
 };
 
@@ -66,7 +72,14 @@ std::vector<MemoryRow> PredictSailorRuns() {
                       ",sharding=ddp,recompute=none,sp=off,schedule=1f1b";
     if (!r.at("pp_layers").empty()) cfg += ",pp_layers=" + r.at("pp_layers");
     const Report rep = AnalyticalEvaluator(model, cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
-    out.push_back({r.at("run"), !r.at("suspect").empty(), rep.memory_per_gpu.si(), std::stod(r.at("measured_bytes"))});
+    std::string breakdown;
+    char part[64];
+    for (const auto& [name, bytes] : rep.memory_breakdown_bytes) {
+      std::snprintf(part, sizeof part, " %s %.2f", name.c_str(), bytes / (1 << 30));
+      breakdown += part;
+    }
+    out.push_back({r.at("run"), !r.at("suspect").empty(), rep.memory_per_gpu.si(), std::stod(r.at("measured_bytes")),
+                   breakdown});
   }
   return out;
 }
@@ -88,6 +101,7 @@ TEST_CASE("cost_model: memory against 36 measured Megatron-DeepSpeed peaks (Sail
     if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
       std::printf("| %s | %.2f | %.2f | %+.1f%%%s |\n", row.run.c_str(), row.predicted / (1 << 30),
                   row.measured / (1 << 30), 100 * row.Error(), row.suspect ? " (suspect row)" : "");
+    if (std::getenv("PARASIM_PRINT_MEMORY_BREAKDOWN")) std::printf("    %s\n", row.breakdown.c_str());
     CHECK(row.predicted > 0);
     if (row.suspect) continue;
     abs_errors.push_back(std::fabs(row.Error()));
@@ -97,11 +111,63 @@ TEST_CASE("cost_model: memory against 36 measured Megatron-DeepSpeed peaks (Sail
   const double median = Median(abs_errors);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.037;
+  constexpr double kRecordedMedian = 0.019;
   CHECK(median <= kRecordedMedian + 0.02);
   // The worst row (GPT-Neo N8_D2, +30%: 8 GB below its dp-4 twin, which the
   // model matches) and the small-micro-batch GH200 rows (~2 GB under) exceed
   // the issue's 20% target (docs/accuracy.md says why): bounded where they are.
   constexpr double kRecordedWorst = 0.304;
   CHECK(worst <= kRecordedWorst + 0.02);
+}
+
+namespace {
+
+// torchtitan's published peaks (tests/data/memory_torchtitan_llama3_8b.csv):
+// the allocator's reserved peak, so the prediction is the peak stage's
+// estimate less the stack's NCCL reserve and CUDA context.
+std::vector<MemoryRow> PredictTorchtitanRuns() {
+  const std::string root = PARASIM_SOURCE_DIR;
+  const SoftwareStack stack = LoadSoftwareStack("torchtitan");
+  const ModelSpec model = LoadModel("llama3-8b");
+  std::vector<MemoryRow> out;
+  for (const auto& r : testing::ReadCsv(root + "/tests/data/memory_torchtitan_llama3_8b.csv")) {
+    const int gpus = std::stoi(r.at("gpus"));
+    const ClusterSpec cluster = LoadCluster("dgx-h100", gpus / 8);
+    JobSpec job;
+    job.global_batch = gpus * std::stoll(r.at("local_batch"));
+    job.seq_len = 8192;
+    job.stack = stack.name;
+    const std::string cfg = "dp=" + r.at("gpus") + ",tp=1,pp=1,mbs=" + r.at("local_batch") +
+                            ",sharding=zero3,recompute=selective";
+    const Report rep = AnalyticalEvaluator(model, cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
+    double reserved = rep.memory_per_gpu.si();
+    for (const auto& [name, bytes] : rep.memory_breakdown_bytes)
+      if (name == "reserve" || name == "cuda_context") reserved -= bytes;
+    out.push_back({"torchtitan " + r.at("reference"), false, reserved, std::stod(r.at("measured_gib")) * (1 << 30)});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cost_model: memory against torchtitan's published Llama 3.1 8B FSDP peaks", "[cost_model][memory]") {
+  const std::vector<MemoryRow> rows = PredictTorchtitanRuns();
+  REQUIRE(rows.size() == 4);
+  std::vector<double> abs_errors;
+  for (const MemoryRow& row : rows) {
+    if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
+      std::printf("| %s | %.2f | %.2f | %+.1f%% |\n", row.run.c_str(), row.predicted / (1 << 30),
+                  row.measured / (1 << 30), 100 * row.Error());
+    abs_errors.push_back(std::fabs(row.Error()));
+  }
+  // The preset describes the compiled runs: those are within 2%. The eager
+  // runs keep ~5.4 GiB more at both scales (docs/accuracy.md): under-predicted.
+  CHECK(std::fabs(rows[1].Error()) <= 0.02);
+  CHECK(std::fabs(rows[3].Error()) <= 0.02);
+  // 8 → 128 GPUs shards the states 16× thinner: the measured drop (15.4 GiB) and the predicted one agree.
+  CHECK_THAT(rows[0].predicted - rows[2].predicted, Catch::Matchers::WithinRel(rows[0].measured - rows[2].measured, 0.1));
+  // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
+  constexpr double kRecordedMedian = 0.042, kRecordedWorst = 0.076;
+  CHECK(Median(abs_errors) <= kRecordedMedian + 0.02);
+  CHECK(*std::max_element(abs_errors.begin(), abs_errors.end()) <= kRecordedWorst + 0.02);
 }

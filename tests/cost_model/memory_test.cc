@@ -1,3 +1,5 @@
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "cost_model/memory.h"
@@ -151,4 +153,30 @@ TEST_CASE("cost_model: fp32 activations double every saved tensor but the dropou
   const ActivationPerToken full = LayerActivationPerToken(m, s);
   CHECK_THAT(full.split, WithinRel(2 * half.split, 1e-12));
   CHECK_THAT(full.replicated, WithinRel(2 * half.replicated - 2.0 * m.hidden_size, 1e-12));
+}
+
+TEST_CASE("cost_model: DeepSpeed's pipe engine holds the previous micro-batch's logits on the last stage",
+          "[cost_model]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-deepspeed");
+  REQUIRE(s.held_last_stage_outputs == 1);
+  const double tokens = 4096, vocab = 50688;
+  // One micro-batch per step: nothing earlier to hold.
+  CHECK(HeldOutputBytes(s, tokens, vocab, 4, 1) == 0.0);
+  // From two micro-batches on: one earlier output, in the activation dtype, ÷ tp.
+  const double one = tokens * vocab / 4 * s.activation_bytes;
+  CHECK_THAT(HeldOutputBytes(s, tokens, vocab, 4, 2), WithinRel(one, 1e-12));
+  CHECK_THAT(HeldOutputBytes(s, tokens, vocab, 4, 64), WithinRel(one, 1e-12));
+  // The held output sits beside the loss at the end of forward.
+  MemoryInputs in;
+  in.sharding = ShardingMode::kDdp;
+  in.params.dense = 1e8;
+  in.activation_bytes = 5e9;
+  in.logits_bytes = LossBytes(s, tokens, vocab, 4);
+  const MemoryEstimate without = EstimateMemory(s, in);
+  in.held_output_bytes = HeldOutputBytes(s, tokens, vocab, 4, 8);
+  const MemoryEstimate with = EstimateMemory(s, in);
+  CHECK(std::string(with.peak_phase) == "forward-end");
+  CHECK_THAT(with.total - without.total, WithinRel(s.fragmentation * one, 1e-9));
+  // A stack that frees its outputs after backward holds none.
+  CHECK(HeldOutputBytes(LoadSoftwareStack("megatron-core"), tokens, vocab, 4, 8) == 0.0);
 }

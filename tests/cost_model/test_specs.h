@@ -42,7 +42,10 @@ inline GpuProfile H100() {
   GpuProfile g;
   g.name = "h100-sxm";
   g.architecture = "hopper";
+  g.compute_capability = 90;
   g.bf16_dense = TFlops(989);
+  g.fp32 = TFlops(67);               // H100 SXM datasheet, non-tensor FP32
+  g.pcie_bandwidth = GBps(64);       // PCIe Gen5 x16
   g.hbm_capacity = GB(80);
   g.hbm_bandwidth = GBps(3350);
   g.nvlink_bandwidth = GBps(450);
@@ -59,7 +62,10 @@ inline GpuProfile A100() {
   GpuProfile g = H100();
   g.name = "a100-sxm";
   g.architecture = "ampere";
+  g.compute_capability = 80;
   g.bf16_dense = TFlops(312);
+  g.fp32 = TFlops(19.5);             // A100 SXM datasheet, non-tensor FP32
+  g.pcie_bandwidth = GBps(32);       // PCIe Gen4 x16
   g.hbm_bandwidth = GBps(2039);
   g.nvlink_bandwidth = GBps(300);
   g.sm_count = 108;

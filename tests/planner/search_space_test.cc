@@ -61,7 +61,7 @@ TEST_CASE("planner: enumeration counts divisibility cuts once per layout", "[pla
   // dp=4 the batch of 2 (1).
   const SearchSpace s = EnumerateSpace(TinyModel(2, 2), Job(2, 4), 4, 8, ConstraintSet{}, Small());
   CHECK(s.rejected.at("divisibility: attention heads % tp") == 1);
-  CHECK(s.rejected.at("divisibility: layers % pp") == 1);
+  CHECK(s.rejected.at("layers: pp above the layers") == 1);
   CHECK(s.rejected.at("divisibility: seq_len % (2 cp)") == 1);   // cp=4: 4 % 8; cp=2: 4 % 4 is fine
   CHECK(s.rejected.at("divisibility: global batch % dp") == 1);
   int64_t rejected = 0;

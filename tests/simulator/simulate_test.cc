@@ -446,6 +446,52 @@ TEST_CASE("simulator: DP and TP sharing NICs run slower in tier C than their iso
   // beside TP) the overlap, and so the slowdown, shrinks.
 }
 
+TEST_CASE("simulator: tier C's no-neighbour fast path gives the reference path's results", "[simulator]") {
+  // Flows that could contend but run with no neighbour skip the max-min
+  // solver (flow_contention.h); the reference puts every such flow through
+  // it. Same physics, so every output agrees to rounding: FSDP beside TP on
+  // NVLink, TP across nodes sharing NICs with DP, a pipeline with a
+  // straggler and background load, and the coarse schedule.
+  struct Case {
+    const char* config;
+    int nodes;
+    TierCSchedule schedule;
+    std::vector<Straggler> stragglers;
+    std::vector<BackgroundLoad> background;
+  };
+  const std::vector<Case> cases = {
+      {"dp=16,tp=2,sp=on,mbs=2,sharding=zero2", 4, TierCSchedule::kStep, {}, {}},
+      {"dp=2,tp=16,sp=on,sharding=zero2", 4, TierCSchedule::kStep, {}, {}},
+      {"dp=4,tp=2,pp=2,sp=on,sharding=zero1,mbs=1", 2, TierCSchedule::kStep, {Straggler{3, 1.15}},
+       {BackgroundLoad{LinkClass::kNic, 0.3}}},
+      {"dp=16,tp=2,sp=on,mbs=2,sharding=zero2", 4, TierCSchedule::kCoarse, {}, {}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.config << (c.schedule == TierCSchedule::kStep ? " step" : " coarse"));
+    AnalyticalEvaluator eval(LoadModel("llama2-7b"), H100Nodes(c.nodes), Job(64, 4096));
+    const StepWorkload wl = eval.BuildWorkload(ParseParallelConfig(c.config));
+    SimulationOptions opt;
+    opt.fidelity = Fidelity::kFull;
+    opt.tier_c = c.schedule;
+    opt.stragglers = c.stragglers;
+    opt.background = c.background;
+    const SimulationResult fast = SimulateStep(wl, eval.cluster(), opt);
+    opt.dynamic_contention = false;
+    const SimulationResult reference = SimulateStep(wl, eval.cluster(), opt);
+    REQUIRE_THAT(fast.report.step_time.si(), WithinRel(reference.report.step_time.si(), 1e-12));
+    REQUIRE_THAT(fast.report.exposed_comm.si(), WithinRel(reference.report.exposed_comm.si(), 1e-12));
+    REQUIRE(fast.ranks.size() == reference.ranks.size());
+    for (size_t r = 0; r < fast.ranks.size(); ++r) {
+      INFO("rank " << r);
+      const double scale = reference.report.step_time.si();
+      REQUIRE_THAT(fast.ranks[r].comm.si(), WithinAbs(reference.ranks[r].comm.si(), 1e-12 * scale));
+      REQUIRE_THAT(fast.ranks[r].exposed_comm.si(), WithinAbs(reference.ranks[r].exposed_comm.si(), 1e-12 * scale));
+      REQUIRE_THAT(fast.ranks[r].idle.si(), WithinAbs(reference.ranks[r].idle.si(), 1e-12 * scale));
+      REQUIRE_THAT(fast.ranks[r].energy.si(), WithinRel(reference.ranks[r].energy.si(), 1e-12));
+    }
+  }
+}
+
 // End times (µs, ascending) of a rank's activities whose name starts with `name`, from the trace.
 std::vector<double> EndsOf(const std::string& trace, int pid, const std::string& name) {
   std::vector<double> out;

@@ -1,0 +1,94 @@
+// cli/output: the writers render one Value tree; JSON keeps nlohmann's bytes,
+// YAML reads back (through yaml-cpp) to the same values, CSV and tables align.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "cli/output/writers.h"
+
+namespace {
+
+using parasim::Value;
+using namespace parasim::cli;
+
+// The same tree as a Value and as nlohmann's ordered_json.
+Value Sample() {
+  Value v = Value::Object();
+  v.Set("name", "llama \"3\"\n\tx\x01");
+  v.Set("count", int64_t{6738415616});
+  v.Set("whole", 268435456.0);
+  v.Set("tiny", 2.7859999999999998e-05);
+  v.Set("third", 1.0 / 3.0);
+  v.Set("huge", 1.5e300);
+  v.Set("negative", -0.0);
+  v.Set("nan", std::numeric_limits<double>::quiet_NaN());
+  v.Set("flag", true);
+  v.Set("none", Value());
+  v.Set("empty_list", Value::Array());
+  v.Set("empty_map", Value::Object());
+  Value rows = Value::Array();
+  rows.Push(Value::Object().Set("a", 1).Set("b", "x: y"));
+  rows.Push(Value::Array().Push(2.5).Push("true"));
+  v.Set("rows", rows);
+  v.Set("count", int64_t{6738415616});   // replaced in place, keeps its position
+  return v;
+}
+
+nlohmann::ordered_json SampleJson() {
+  nlohmann::ordered_json j;
+  j["name"] = "llama \"3\"\n\tx\x01";
+  j["count"] = int64_t{6738415616};
+  j["whole"] = 268435456.0;
+  j["tiny"] = 2.7859999999999998e-05;
+  j["third"] = 1.0 / 3.0;
+  j["huge"] = 1.5e300;
+  j["negative"] = -0.0;
+  j["nan"] = std::numeric_limits<double>::quiet_NaN();
+  j["flag"] = true;
+  j["none"] = nullptr;
+  j["empty_list"] = nlohmann::ordered_json::array();
+  j["empty_map"] = nlohmann::ordered_json::object();
+  j["rows"] = nlohmann::ordered_json::array();
+  j["rows"].push_back({{"a", 1}, {"b", "x: y"}});
+  j["rows"].push_back(nlohmann::ordered_json::array({2.5, "true"}));
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("writers: JSON is byte-identical to nlohmann's dump(2)", "[cli][writers]") {
+  CHECK(WriteJson(Sample()) == SampleJson().dump(2));
+  CHECK(WriteJson(Value::Array()) == "[]");
+  CHECK(WriteJson(Value(0.1)) == nlohmann::json(0.1).dump());
+}
+
+TEST_CASE("writers: YAML reads back to the same values", "[cli][writers]") {
+  const YAML::Node y = YAML::Load(WriteYaml(Sample()));
+  CHECK(y["name"].as<std::string>() == "llama \"3\"\n\tx\x01");
+  CHECK(y["count"].as<int64_t>() == 6738415616);
+  CHECK(y["whole"].as<double>() == 268435456.0);
+  CHECK(y["third"].as<double>() == 1.0 / 3.0);
+  CHECK(y["flag"].as<bool>());
+  CHECK(y["none"].IsNull());
+  CHECK(y["empty_list"].IsSequence());
+  CHECK(y["empty_list"].size() == 0);
+  CHECK(y["rows"][0]["b"].as<std::string>() == "x: y");
+  CHECK(y["rows"][1][0].as<double>() == 2.5);
+  CHECK(y["rows"][1][1].as<std::string>() == "true");   // a string, quoted, not a bool
+  CHECK(y["rows"][1][1].Tag() != "?");
+}
+
+TEST_CASE("writers: CSV and table cells use the column's digits", "[cli][writers]") {
+  Table t;
+  t.columns = {{"name", 6, /*left=*/true, 0}, {"value", 9, false, 2}, {"n", 4, false, 0}};
+  t.rows = {{Value("a,b"), Value(3.14159), Value(12)}, {Value("c"), Value(2.005), Value(7)}};
+  CHECK(WriteCsv(t) == "name,value,n\n\"a,b\",3.14,12\nc,2.00,7\n");   // printf rounding: 2.005 is 2.00499...
+  CHECK(WriteTable(t) == "name      value   n\na,b        3.14  12\nc          2.00   7\n");
+  t.comment_header = true;
+  CHECK(WriteTable(t).rfind("#name     value   n\n", 0) == 0);
+  CHECK(WriteFields(Value::Object().Set("k", "v").Set("n", 1.5), 4) == "k   v\nn   1.5\n");
+}
