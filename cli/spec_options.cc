@@ -18,7 +18,7 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
                  "Software stack: a preset (default: pytorch-fsdp, the paper's) or a stack YAML file");
   cmd.add_option("--precision", spec.precision,
                  "GEMM precision: bf16 | fp8 (FP8 GEMMs, attention/norms/optimizer stay bf16/fp32) | fp4 "
-                 "(not modelled yet: exits 2); overrides the job file")
+                 "(NVFP4 GEMMs where the GPU has an FP4 rate, else exits 2); overrides the job file")
       ->check(CLI::IsMember({"bf16", "fp8", "fp4"}));
   cmd.add_option("--hw-profile", spec.hw_profile,
                  "Fitted collective profile (parasim calibrate fit); default: the cluster file's hw_profile");

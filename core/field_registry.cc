@@ -153,6 +153,8 @@ const std::vector<GpuField>& GpuProfileFields() {
        std::nullopt, PARASIM_ACCESS(G, fp16_dense)},
       {"peak.fp8", "fp8_dense", U::kFlopsPerSecond, NonNegative(kBig), false, "dense FP8 tensor peak (0 = none)",
        std::nullopt, PARASIM_ACCESS(G, fp8_dense)},
+      {"peak.fp4", "fp4_dense", U::kFlopsPerSecond, NonNegative(kBig), false,
+       "dense NVFP4/MXFP4 tensor peak (0 = none)", std::nullopt, PARASIM_ACCESS(G, fp4_dense)},
       {"peak.tf32", "tf32_dense", U::kFlopsPerSecond, NonNegative(kBig), false, "dense TF32 tensor peak (0 = none)",
        std::nullopt, PARASIM_ACCESS(G, tf32_dense)},
       {"peak.fp32", "fp32", U::kFlopsPerSecond, Positive(kBig), true, "FP32 non-tensor peak", std::nullopt,

@@ -20,6 +20,7 @@ struct GpuProfile {
   FlopsPerSecond bf16_dense;
   FlopsPerSecond fp16_dense;
   FlopsPerSecond fp8_dense;
+  FlopsPerSecond fp4_dense;      // NVFP4 / MXFP4 (Blackwell); zero on Hopper and older
   FlopsPerSecond tf32_dense;
   FlopsPerSecond fp32;           // non-tensor
 

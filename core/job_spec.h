@@ -6,7 +6,9 @@
 
 namespace parasim {
 
-enum class Precision { kBf16, kFp8 };
+// GEMM precision of the linear layers; attention, norms and the optimizer stay
+// in BF16/FP32 (cost_model/evaluator.cc PrecisionRates). kFp4: NVFP4/MXFP4.
+enum class Precision { kBf16, kFp8, kFp4 };
 enum class Optimizer { kAdamW };
 
 struct JobSpec {

@@ -291,8 +291,10 @@ JobSpec LoadJobYaml(const std::string& path) {
     job.precision = Precision::kBf16;
   } else if (precision == "fp8") {
     job.precision = Precision::kFp8;
+  } else if (precision == "fp4") {
+    job.precision = Precision::kFp4;
   } else {
-    map.AddIssue("precision", StrCat("'", precision, "' is not one of: bf16, fp8"));
+    map.AddIssue("precision", StrCat("'", precision, "' is not one of: bf16, fp8, fp4"));
   }
   const std::string optimizer = map.String("optimizer", "adamw");
   if (optimizer != "adamw") map.AddIssue("optimizer", StrCat("'", optimizer, "' is not one of: adamw"));

@@ -147,8 +147,10 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
   if (in.experts_per_token > 0 && c.ep > 1) {
     // Dispatch and combine AllToAll per MoE layer, forward and backward; a
     // rank sends its tokens × top-k hidden vectors (dropless, capacity 1).
+    // Dense layers of an MoE model dispatch nothing: the averaged layer
+    // carries the MoE layers' share of the bytes (their latency is kept whole).
     const double tokens_rank = c.sequence_parallel ? in.tokens / c.tp : in.tokens;
-    const double a2a = tokens_rank * in.experts_per_token * in.hidden * s.activation_bytes;
+    const double a2a = tokens_rank * in.experts_per_token * in.hidden * s.activation_bytes * in.moe_layer_fraction;
     L.push_back(Make(CollectiveOp::kAllToAll, a2a, ParallelDim::kEp, CommPhase::kForward, true, "ep_alltoall", 2));
     L.push_back(Make(CollectiveOp::kAllToAll, a2a, ParallelDim::kEp, CommPhase::kBackward, true, "ep_alltoall", 2));
   }

@@ -22,6 +22,9 @@ struct CommPlanInputs {
   double layer_dense_params = 0;   // one layer's dense parameters on one GPU (÷ tp)
   double layer_expert_params = 0;  // one layer's expert parameters on one GPU (÷ tp·ep)
   double experts_per_token = 0;    // top-k (0: dense)
+  // Share of the layers with routed experts (DeepSeek's first dense layers,
+  // Llama 4's interleave): the averaged layer dispatches this share of tokens.
+  double moe_layer_fraction = 1;
   int num_micro_batches = 1;
 };
 

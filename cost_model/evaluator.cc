@@ -8,6 +8,8 @@
 // the constructor (EvaluatorData).
 #include "cost_model/evaluator.h"
 
+#include "cost_model/precision.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -74,19 +76,20 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.cluster = cluster;
   s.job = job;
   s.stack = stack;
+  // The stack as this job runs it: weights gathered in FP8/NVFP4 where it can.
+  s.stack.comm_param_bytes = ParamGatherBytes(stack, job.precision);
   // Every spec checked once, here, whether it came through a loader or was built in code.
   std::vector<Issue> issues = ValidateSpecs(model, cluster, job);
   for (Issue& issue : ValidateSoftwareStack(stack, StrCat("stack ", stack.name))) issues.push_back(std::move(issue));
   if (!issues.empty()) throw InvalidInput(issues);
   const GpuProfile& g = cluster.gpu;
-  double peak = job.precision == Precision::kFp8 ? g.fp8_dense.si() : g.bf16_dense.si();
-  if (peak <= 0) peak = g.fp16_dense.si();  // V100: fp16 tensor cores only
-  if (peak <= 0)
-    throw InvalidInput(g.file, "peak", StrCat("GPU profile '", g.name, "' has no tensor peak for this precision"));
+  const PrecisionRates rates = PrecisionRatesOf(g, job.precision, model.num_layers);
   if (g.hbm_bandwidth.si() <= 0) throw InvalidInput(g.file, "memory.bandwidth", "must be positive");
-  s.peak_flops = peak;
+  s.peak_flops = rates.mfu_peak;
+  s.own_peak_flops = rates.own_peak;
   const AttentionKernel& ak = s.stack.AttentionFor(g);
-  const DeviceRates d = DeviceRatesOf(g, peak, ak);
+  DeviceRates d = DeviceRatesOf(g, rates.gemm_peak, ak);
+  d.attention_peak_flops = rates.attention_peak;
   s.lcm = MakeLayerCostModel(s.model, d, s.stack, job.seq_len);
   s.lcm.attention = ak;
   s.lcm.stack = &s.stack;

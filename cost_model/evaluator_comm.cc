@@ -224,6 +224,8 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   ci.layer_dense_params = u.layer.dense_params;
   ci.layer_expert_params = u.layer.params - u.layer.dense_params;
   ci.experts_per_token = d.model.IsMoe() ? d.lcm.top_k : 0;
+  ci.moe_layer_fraction =
+      d.model.IsMoe() ? static_cast<double>(d.model.MoeLayerCount()) / static_cast<double>(d.model.num_layers) : 1.0;
   ci.num_micro_batches = cs.m;
   const CommPlan plan = BuildCommPlan(c, d.stack, ci);
   CommTimes out;

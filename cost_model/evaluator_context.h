@@ -33,7 +33,8 @@ struct EvaluatorData {
   ActivationPerToken act;
   PowerStates power;
   NcclFeatures features;
-  double peak_flops = 0;
+  double peak_flops = 0;       // dense BF16 per GPU: the MFU convention
+  double own_peak_flops = 0;   // the job precision's own dense peak (mfu_own_precision)
   double sm_share = 0;        // SMs an overlapping NCCL kernel takes from compute (fraction)
   double model_flops_per_token = 0;
   double capacity = 0;

@@ -26,6 +26,8 @@ void FinishReport(const StepMeasures& s, const FacilityPower& facility, Report* 
   rep->hardware_tflops_per_gpu = s.hardware_flops / step / world / 1e12;
   rep->mfu = s.peak_flops > 0 ? s.model_flops / (step * world * s.peak_flops) : 0;
   rep->hfu = s.peak_flops > 0 ? s.hardware_flops / (step * world * s.peak_flops) : 0;
+  const double own = s.own_peak_flops > 0 ? s.own_peak_flops : s.peak_flops;
+  rep->mfu_own_precision = own > 0 ? s.model_flops / (step * world * own) : 0;
 
   const double gpu_w = s.gpu.per_gpu_average ? s.gpu.value : s.gpu.value / (world * step);
   const double gpu_j = s.gpu.per_gpu_average ? s.gpu.value * world * step : s.gpu.value;

@@ -38,7 +38,8 @@ struct StepMeasures {
   int world = 1;                     // GPUs
   double model_flops = 0;            // per step, whole job (MFU basis)
   double hardware_flops = 0;         // + recomputation (HFU basis)
-  double peak_flops = 0;             // per GPU; <= 0 leaves MFU and HFU at 0
+  double peak_flops = 0;             // dense BF16 per GPU; <= 0 leaves MFU and HFU at 0
+  double own_peak_flops = 0;         // the precision's own peak (mfu_own_precision); <= 0: peak_flops
   GpuDraw gpu;
   double comm_only_energy_j = 0;     // all GPUs, in exposed communication
 };

@@ -120,6 +120,7 @@ StepMeasures AnalyticalStepMeasures(const EvaluatorData& d, const ParallelConfig
   m.model_flops = flops.model;
   m.hardware_flops = flops.hardware;
   m.peak_flops = d.peak_flops;
+  m.own_peak_flops = d.own_peak_flops;
   m.gpu = GpuDraw::AveragePerGpu(gpu.avg_w);
   m.comm_only_energy_j = gpu.comm_only_j;
   return m;

@@ -74,8 +74,9 @@ FwdBwd AttentionSeconds(const DeviceRates& d, double flops_full, double seq_len)
   if (flops_full <= 0) return r;
   const double causal = 0.5 * flops_full;
   const double eta_s = seq_len / (seq_len + kAttentionBlockOverhead);
-  r.fwd = causal / (d.peak_flops * d.attention_fwd_efficiency * eta_s);
-  r.bwd = 2.0 * causal / (d.peak_flops * d.attention_bwd_efficiency * eta_s);
+  const double peak = d.attention_peak_flops > 0 ? d.attention_peak_flops : d.peak_flops;
+  r.fwd = causal / (peak * d.attention_fwd_efficiency * eta_s);
+  r.bwd = 2.0 * causal / (peak * d.attention_bwd_efficiency * eta_s);
   return r;
 }
 

@@ -14,7 +14,8 @@ namespace parasim {
 
 // Rates a kernel model needs, in SI doubles for the hot loop.
 struct DeviceRates {
-  double peak_flops = 0;        // dense tensor peak of the job's precision, FLOP/s
+  double peak_flops = 0;        // GEMM rate of the job's precision (linear layers), FLOP/s
+  double attention_peak_flops = 0;  // attention core (BF16 in every recipe); 0 = peak_flops
   double gemm_max_efficiency = 0.8;
   double hbm_Bps = 0;           // achievable HBM bandwidth (peak × memory_efficiency)
   int sm_count = 132;

@@ -30,7 +30,8 @@ struct Report {
   Seconds step_time;
   double tokens_per_s = 0;
   double tokens_per_s_per_gpu = 0;
-  double mfu = 0;                  // model FLOPs (6N + 12Lhs per token) / peak
+  double mfu = 0;                  // model FLOPs (6N + 12Lhs per token) / dense BF16 peak
+  double mfu_own_precision = 0;    // the same against the job precision's own dense peak (FP8, FP4)
   double hfu = 0;                  // + recomputation
   double tflops_per_gpu = 0;       // MFU basis, TFLOP/s
   double hardware_tflops_per_gpu = 0;  // HFU basis

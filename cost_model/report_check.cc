@@ -21,6 +21,7 @@ void CheckReportFinite(const Report& r, const std::string& where) {
       {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
       {"mfu", r.mfu},
       {"hfu", r.hfu},
+      {"mfu_own_precision", r.mfu_own_precision},
       {"tflops_per_gpu", r.tflops_per_gpu},
       {"hardware_tflops_per_gpu", r.hardware_tflops_per_gpu},
       {"compute", r.compute.si()},

@@ -58,6 +58,7 @@ nlohmann::ordered_json ToJsonObject(const Report& r) {
   j["tokens_per_s_per_gpu"] = Finite(r.tokens_per_s_per_gpu, "tokens_per_s_per_gpu");
   j["mfu"] = Finite(r.mfu, "mfu");
   j["hfu"] = Finite(r.hfu, "hfu");
+  j["mfu_own_precision"] = Finite(r.mfu_own_precision, "mfu_own_precision");
   j["tflops_per_gpu"] = Finite(r.tflops_per_gpu, "tflops_per_gpu");
   j["hardware_tflops_per_gpu"] = Finite(r.hardware_tflops_per_gpu, "hardware_tflops_per_gpu");
   j["compute_s"] = Finite(r.compute.si(), "compute_s");
@@ -112,6 +113,7 @@ const Column kColumns[] = {
     {"tok/s/gpu", [](const Report& r) { return FormatFixed(r.tokens_per_s_per_gpu, 0); }},
     {"mfu%", [](const Report& r) { return FormatFixed(100 * r.mfu, 1); }},
     {"hfu%", [](const Report& r) { return FormatFixed(100 * r.hfu, 1); }},
+    {"mfu_own%", [](const Report& r) { return FormatFixed(100 * r.mfu_own_precision, 1); }},
     {"tflops", [](const Report& r) { return FormatFixed(r.tflops_per_gpu, 1); }},
     {"comm_s", [](const Report& r) { return FormatFixed(r.comm.si(), 4); }},
     {"exposed%", [](const Report& r) { return FormatFixed(100 * r.exposed_comm_fraction, 1); }},
@@ -167,7 +169,7 @@ std::string ReportsToCsv(const std::vector<Report>& reports) {
                                   "tokens_per_s_per_gpu", "mfu", "hfu", "tflops_per_gpu",
                                   "hardware_tflops_per_gpu", "compute_s", "comm_s", "exposed_comm_s",
                                   "exposed_comm_fraction", "bubble_s", "memory_bytes_per_gpu", "power_w_per_gpu",
-                                  "energy_j_per_step", "tokens_per_joule", "fidelity"};
+                                  "energy_j_per_step", "tokens_per_joule", "mfu_own_precision", "fidelity"};
   std::ostringstream os;
   for (size_t i = 0; i < sizeof(kFields) / sizeof(kFields[0]); ++i) os << (i ? "," : "") << kFields[i];
   os << '\n';
@@ -181,7 +183,8 @@ std::string ReportsToCsv(const std::vector<Report>& reports) {
     const double values[] = {r.step_time.si(), r.tokens_per_s, r.tokens_per_s_per_gpu, r.mfu, r.hfu,
                              r.tflops_per_gpu, r.hardware_tflops_per_gpu, r.compute.si(), r.comm.si(),
                              r.exposed_comm.si(), r.exposed_comm_fraction, r.bubble.si(), r.memory_per_gpu.si(),
-                             r.power_per_gpu.si(), r.energy_per_step.si(), r.tokens_per_joule};
+                             r.power_per_gpu.si(), r.energy_per_step.si(), r.tokens_per_joule,
+                             r.mfu_own_precision};
     for (double x : values) os << ',' << StrCat(Finite(x, "csv field"));
     os << ',' << ToString(r.fidelity) << '\n';
   }

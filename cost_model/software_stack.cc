@@ -293,6 +293,11 @@ SoftwareStack MegatronCore() {
   s.nccl_version = 22501;
   s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa3Hopper},
                          {"blackwell", kFa3Hopper}};
+  // --fp8-param-gather / --fp4-param-gather (Megatron-LM d98e8a6 arguments.py;
+  // Megatron Core "Low-Precision Training Guide": the parameter all-gather is
+  // performed in the quantized dtype).
+  s.fp8_param_gather = true;
+  s.fp4_param_gather = true;
   return s;
 }
 
@@ -301,6 +306,8 @@ SoftwareStack MegatronLm2021() {
   s.name = "megatron-lm-2021";
   s.framework = "megatron-lm";
   s.description = "Megatron-LM of Narayanan et al. 2021 (SC21): unfused attention, dropout, apex fused kernels";
+  s.fp8_param_gather = false;   // FP8 training came to Megatron with Transformer Engine (2023)
+  s.fp4_param_gather = false;
   // Attention before FlashAttention: QKᵀ (baddbmm) writes the scores (2 B),
   // the fused scale-mask-softmax reads and writes them (4 B), dropout reads
   // them, writes the result and a 1-byte mask (5 B), AV reads them (2 B):
@@ -423,6 +430,8 @@ SoftwareStack Nanotron() {
   SoftwareStack s = MegatronCore();
   s.name = "nanotron";
   s.framework = "nanotron";
+  s.fp8_param_gather = false;   // bf16 only (its config has no FP8 weights)
+  s.fp4_param_gather = false;
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
   s.overlap_param_gather = false;
   s.grad_bucket_elements = 0;

@@ -111,6 +111,11 @@ struct SoftwareStack {
   bool supports_interleaved = true;    // interleaved (virtual-stage) pipeline schedule
   bool supports_zero_bubble = false;   // zero-bubble schedules
 
+  // Low precision: sharded weights all-gathered in FP8 / NVFP4 when the job
+  // runs that precision (Megatron-LM --fp8-param-gather / --fp4-param-gather).
+  bool fp8_param_gather = false;
+  bool fp4_param_gather = false;
+
   // Behaviour.
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)
   bool overlap_param_gather = false;   // zero1: parameter AllGather hidden under next forward

@@ -81,6 +81,8 @@ const std::vector<StackField>& StackFields() {
       Flag("supports_cp", &St::supports_cp, "planner: context parallelism"),
       Flag("supports_interleaved", &St::supports_interleaved, "planner: interleaved schedule"),
       Flag("supports_zero_bubble", &St::supports_zero_bubble, "planner: zero-bubble schedule"),
+      Flag("fp8_param_gather", &St::fp8_param_gather, "fp8 jobs: weights all-gathered in FP8"),
+      Flag("fp4_param_gather", &St::fp4_param_gather, "fp4 jobs: weights all-gathered in NVFP4"),
       Flag("fsdp_pp_accumulate_unsharded", &St::fsdp_pp_accumulate_unsharded, "pp>1: gather/reduce once per step"),
       Flag("overlap_param_gather", &St::overlap_param_gather, "zero1: gather under next forward"),
       Flag("overlap_grad_reduce", &St::overlap_grad_reduce, "ddp/zero1: reduce under backward"),

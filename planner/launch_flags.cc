@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "cost_model/precision.h"
 
 namespace parasim::planner {
 namespace {
@@ -221,6 +222,32 @@ void MegatronArchitecture(const ModelSpec& m, int tp, MegatronArgs& a, LaunchFla
   }
 }
 
+// Low precision through Transformer Engine (Megatron Core "Low-Precision
+// Training Guide"): FP8 or NVFP4 GEMMs; sharded weights gathered in that dtype
+// (the stack's fp8/fp4_param_gather, which the plan's comm assumed); NVFP4
+// keeps the first and last blocks in BF16 as NVIDIA's recipe does (cost_model/precision.h).
+void MegatronPrecision(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job, MegatronArgs& a,
+                       LaunchFlags& out) {
+  const bool sharded = c.sharding != ShardingMode::kDdp;   // distributed optimizer or Megatron FSDP
+  if (job.precision == Precision::kFp8) {
+    a.Add("--fp8-format", "hybrid");
+    a.Add("--fp8-recipe", "tensorwise");
+    if (sharded) a.Add("--fp8-param-gather");
+  }
+  if (job.precision == Precision::kFp4) {
+    a.Add("--fp4-format", "e2m1");
+    a.Add("--fp4-recipe", "nvfp4");
+    if (sharded) a.Add("--fp4-param-gather");
+    const Bf16Layers kept = Nvfp4Bf16Layers(model.num_layers);
+    a.Add("--first-last-layers-bf16");
+    a.Add("--num-layers-at-start-in-bf16", std::to_string(kept.first));
+    a.Add("--num-layers-at-end-in-bf16", std::to_string(kept.last));
+    out.notes.push_back(StrCat("NVFP4 recipe: linear GEMMs in NVFP4 except the first ", kept.first, " and last ",
+                               kept.last, " blocks; attention, norms, embeddings, output head in BF16; fp32 master "
+                               "weights and optimizer state"));
+  }
+}
+
 LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job) {
   LaunchFlags out;
   out.framework = Framework::kMegatron;
@@ -240,10 +267,7 @@ LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobS
   a.Add("--max-position-embeddings", std::to_string(std::max<int64_t>(job.seq_len, model.max_position_embeddings)));
   MegatronArchitecture(model, c.tp, a, out);
   a.Add("--bf16");
-  if (job.precision == Precision::kFp8) {
-    a.Add("--fp8-format", "hybrid");
-    a.Add("--fp8-recipe", "tensorwise");
-  }
+  MegatronPrecision(c, model, job, a, out);
   out.text = a.Text();
   return out;
 }
@@ -322,6 +346,10 @@ LaunchFlags Torchtitan(const ParallelConfig& c, const ModelSpec& model, const Jo
   add("--training.max_context_length", StrCat(job.seq_len));
   add("--training.mixed_precision_param", "bfloat16");
   if (c.tp > 1 && !c.sequence_parallel) out.notes.push_back("torchtitan's TP shards the sequence for norms (sp=on)");
+  if (job.precision != Precision::kBf16) {
+    out.notes.push_back(StrCat(ToString(job.precision), " GEMMs are a model converter in torchtitan (Float8/MXFP8/NVFP4 "
+                               "linear converters in the model registry), not a command-line override"));
+  }
   out.notes.push_back("the model is the registered config's: run with --module <model recipes> --config <function> "
                       "for this model, then these overrides");
   out.text = args;
@@ -419,9 +447,9 @@ LaunchFlags DeepSpeed(const ParallelConfig& c, const ModelSpec& model, const Job
   out.target = StrCat("DeepSpeed ", kDeepSpeedCommit);
   nlohmann::ordered_json j = DeepSpeedBatch(c, job, out);
   j["bf16"] = {{"enabled", true}};
-  if (job.precision == Precision::kFp8) {
-    out.notes.push_back("DeepSpeed's config has no FP8 switch: FP8 GEMMs come from Transformer Engine layers in "
-                        "the model code");
+  if (job.precision != Precision::kBf16) {
+    out.notes.push_back(StrCat("DeepSpeed's config has no ", ToString(job.precision), " switch: ",
+                               ToString(job.precision), " GEMMs come from Transformer Engine layers in the model code"));
   }
   j["zero_optimization"] = DeepSpeedZero(c, out);
   if (c.recompute != RecomputeMode::kNone) {

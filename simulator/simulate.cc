@@ -321,6 +321,7 @@ SimulationResult SimulateConfig(const AnalyticalEvaluator& evaluator, const Para
   // Tier A's peak (precision-aware) and memory model; rescale by step time.
   const double ratio = a.step_time / r.report.step_time;
   r.report.mfu = a.mfu * ratio;
+  r.report.mfu_own_precision = a.mfu_own_precision * ratio;
   r.report.hfu = a.hfu * ratio;
   r.report.tflops_per_gpu = a.tflops_per_gpu * ratio;
   r.report.hardware_tflops_per_gpu = a.hardware_tflops_per_gpu * ratio;

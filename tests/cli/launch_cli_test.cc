@@ -3,10 +3,12 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "run_parasim.h"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
 using parasim_test::Parasim;
 
 namespace {
@@ -35,4 +37,34 @@ TEST_CASE("cli: --precision fp8 is accepted, fp4 exits 2 naming the option", "[c
   const auto fp4 = Parasim(base + "fp4");
   CHECK(fp4.code == 2);
   CHECK_THAT(fp4.err, Contains("--precision"));
+  CHECK_THAT(fp4.err, Contains("h100-sxm"));   // Hopper has no FP4 rate: the GPU is named
+}
+
+TEST_CASE("cli: fp8 and fp4 on Blackwell: MFU against dense BF16, mfu_own_precision against the precision's peak",
+          "[cli][precision]") {
+  const std::string base = "simulate --model llama3-8b --cluster dgx-b200 --nodes 1 --global-batch 64 "
+                           "--config dp=8,mbs=1,sharding=zero3 --format json --precision ";
+  auto report = [](const std::string& out) {
+    const nlohmann::json j = nlohmann::json::parse(out);
+    return j.contains("mfu") ? j : j.at("report");
+  };
+  const auto bf16 = Parasim(base + "bf16");
+  const auto fp8 = Parasim(base + "fp8");
+  const auto fp4 = Parasim(base + "fp4");
+  REQUIRE(bf16.code == 0);
+  REQUIRE(fp8.code == 0);
+  REQUIRE(fp4.code == 0);
+  const auto b = report(bf16.out), e = report(fp8.out), f = report(fp4.out);
+  CHECK(b.at("mfu_own_precision").get<double>() == b.at("mfu").get<double>());
+  // B200: FP8 4.5 PF and NVFP4 9 PF dense against BF16 2.25 PF.
+  CHECK_THAT(e.at("mfu_own_precision").get<double>(), WithinRel(e.at("mfu").get<double>() / 2, 1e-9));
+  CHECK_THAT(f.at("mfu_own_precision").get<double>(), WithinRel(f.at("mfu").get<double>() / 4, 1e-9));
+  // Faster GEMMs: the step shortens, so MFU against BF16 rises with the precision.
+  CHECK(e.at("mfu").get<double>() > b.at("mfu").get<double>());
+  CHECK(f.at("mfu").get<double>() > e.at("mfu").get<double>());
+  // The table and the CSV carry the field too.
+  const std::string table = "simulate --model llama3-8b --cluster dgx-b200 --nodes 1 --global-batch 64 "
+                            "--config dp=8,mbs=1,sharding=zero3 --precision fp4 --format ";
+  CHECK_THAT(Parasim(table + "table").out, Contains("mfu_own%"));
+  CHECK_THAT(Parasim(table + "csv").out, Contains("mfu_own_precision"));
 }

@@ -118,4 +118,20 @@ TEST_CASE("cost_model: fp32 training moves 4-byte activations through TP and the
   const CommPlan fp32 = BuildCommPlan(c, s, Inputs(8192, 0));
   CHECK(BytesOf(fp32, "tp_allreduce", CommPhase::kForward) == 2 * BytesOf(bf16, "tp_allreduce", CommPhase::kForward));
   CHECK(fp32.pp_send.size.si() == 2 * bf16.pp_send.size.si());
+TEST_CASE("cost_model: an MoE model's dense layers dispatch nothing over EP", "[cost_model][moe]") {
+  const SoftwareStack s = LoadSoftwareStack("megatron-core");
+  ParallelConfig c;
+  c.dp = 8;
+  c.ep = 8;
+  CommPlanInputs all = Inputs(8192, 2e8);
+  all.experts_per_token = 8;
+  CommPlanInputs deepseek = all;
+  deepseek.moe_layer_fraction = 58.0 / 61.0;   // DeepSeek-V3: first 3 of 61 layers dense
+  const double a2a_all = BytesOf(BuildCommPlan(c, s, all), "ep_alltoall", CommPhase::kForward);
+  const double a2a_ds = BytesOf(BuildCommPlan(c, s, deepseek), "ep_alltoall", CommPhase::kForward);
+  // tokens × top-k × h × 2 B, dispatch + combine.
+  CHECK(a2a_all == 8192.0 * 8 * 4096 * 2 * 2);
+  CHECK_THAT(a2a_ds, Catch::Matchers::WithinRel(a2a_all * 58.0 / 61.0, 1e-12));
+  // A dense model (top-k 0) has no all-to-all at all.
+  CHECK(BytesOf(BuildCommPlan(c, s, Inputs(8192, 2e8)), "ep_alltoall", CommPhase::kForward) == 0);
 }

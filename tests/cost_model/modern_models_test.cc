@@ -9,6 +9,8 @@
 #include "cost_model/flops.h"
 #include "cost_model/layer_cost.h"
 #include "cost_model/software_stack.h"
+#include "cost_model/precision.h"
+#include "core/error.h"
 
 using namespace parasim;
 using Catch::Matchers::WithinRel;
@@ -121,4 +123,79 @@ TEST_CASE("cost_model: the averaged layer sums to the model's layer weights", "[
   CHECK_THAT(mean.params, WithinRel(0.5 * (moe.params + dense.params), 1e-12));
   CHECK(mean.fwd.gemm > std::min(moe.fwd.gemm, dense.fwd.gemm));
   CHECK(mean.fwd.gemm < std::max(moe.fwd.gemm, dense.fwd.gemm));
+}
+
+// Issue 15 part 3: FLOPs per token follow each layer's attention kind. Gemma 3
+// (5 local : 1 global, window 1,024) at 8k against a variant whose layers are
+// all global, in closed form: the matmul part is the same, the attention part
+// 12·(a·d)·s per layer scales with the global layers + local × fraction.
+TEST_CASE("cost_model: Gemma 3 FLOPs per token at 8k, local vs all-global, in closed form", "[cost_model][flops]") {
+  const ModelSpec m = Hf("gemma-3-27b");
+  REQUIRE(m.attention_window == 1024);
+  REQUIRE(m.local_attention == LocalAttention::kSliding);
+  ModelSpec global = m;
+  global.local_attention = LocalAttention::kNone;
+  global.local_attention_layers = 0;
+  const int64_t s = 8192;
+  const ModelFlops local = CountModelFlops(m);
+  const ModelFlops all = CountModelFlops(global);
+  CHECK(local.n_matmul == all.n_matmul);
+  const double L = static_cast<double>(m.num_layers);   // 62: every 6th global -> 10 global, 52 local
+  REQUIRE(m.num_layers == 62);
+  CHECK(m.local_attention_layers == 52);
+  const int64_t globals = m.num_layers / 6;
+  const double locals = L - static_cast<double>(globals);
+  const double w = 1024.0, sd = static_cast<double>(s);
+  const double frac = (w * (w + 1) + 2.0 * (sd - w) * w) / (sd * (sd + 1));   // sliding window of the causal triangle
+  const double attn_per_layer = 12.0 * local.attn_width * sd;
+  CHECK_THAT(all.ModelFlopsPerToken(s), WithinRel(6.0 * all.n_matmul + L * attn_per_layer, 1e-12));
+  CHECK_THAT(local.ModelFlopsPerToken(s),
+             WithinRel(6.0 * local.n_matmul + (static_cast<double>(globals) + locals * frac) * attn_per_layer, 1e-12));
+  // At 8k the local layers do about 23 % of a full layer's attention.
+  CHECK(frac > 0.2);
+  CHECK(frac < 0.25);
+}
+
+// Issue 15 part 2: what the job's precision changes.
+TEST_CASE("cost_model: precision rates: GEMMs at the precision's peak, attention and MFU at BF16",
+          "[cost_model][precision]") {
+  const GpuProfile h100 = LoadGpuProfile("h100-sxm");
+  const GpuProfile b200 = LoadGpuProfile("b200");
+  const PrecisionRates bf16 = PrecisionRatesOf(h100, Precision::kBf16, 32);
+  CHECK(bf16.gemm_peak == h100.bf16_dense.si());
+  CHECK(bf16.own_peak == bf16.mfu_peak);
+  const PrecisionRates fp8 = PrecisionRatesOf(h100, Precision::kFp8, 32);
+  CHECK(fp8.gemm_peak == h100.fp8_dense.si());
+  CHECK(fp8.attention_peak == h100.bf16_dense.si());
+  CHECK(fp8.mfu_peak == h100.bf16_dense.si());
+  // Hopper has no FP4 tensor rate: the error names the GPU and the option.
+  try {
+    PrecisionRatesOf(h100, Precision::kFp4, 32);
+    FAIL("no error");
+  } catch (const InvalidInput& e) {
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("h100-sxm"));
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("--precision"));
+  }
+  // NVFP4 on B200 (9 PF dense): 16 % of 62 blocks (2 + 8) stay BF16; rates add harmonically.
+  REQUIRE(b200.fp4_dense.si() == 9000e12);
+  const Bf16Layers kept = Nvfp4Bf16Layers(62);
+  CHECK(kept.first == 2);
+  CHECK(kept.last == 8);
+  const PrecisionRates fp4 = PrecisionRatesOf(b200, Precision::kFp4, 62);
+  const double f = 10.0 / 62.0;
+  CHECK_THAT(fp4.gemm_peak, WithinRel(1.0 / ((1 - f) / 9000e12 + f / 2250e12), 1e-12));
+  CHECK(fp4.gemm_peak < fp4.own_peak);
+  CHECK(fp4.gemm_peak > b200.fp8_dense.si());
+  CHECK(fp4.attention_peak == b200.bf16_dense.si());
+}
+
+TEST_CASE("cost_model: FP8/NVFP4 weights on the wire only where the stack gathers them quantized",
+          "[cost_model][precision]") {
+  const SoftwareStack mc = LoadSoftwareStack("megatron-core");
+  const SoftwareStack fsdp = LoadSoftwareStack("pytorch-fsdp");
+  CHECK(ParamGatherBytes(mc, Precision::kBf16) == mc.comm_param_bytes);
+  CHECK(ParamGatherBytes(mc, Precision::kFp8) == 1.0);
+  CHECK(ParamGatherBytes(mc, Precision::kFp4) == 0.5625);
+  CHECK(ParamGatherBytes(fsdp, Precision::kFp8) == fsdp.comm_param_bytes);
+  CHECK_FALSE(LoadSoftwareStack("megatron-lm-2021").fp8_param_gather);
 }

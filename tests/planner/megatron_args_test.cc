@@ -49,7 +49,7 @@ TEST_CASE("planner: Megatron-LM flags exist, type-check and obey validate_args a
       for (const char* rc : recomputes) {
         for (const char* pl : pipelines) {
           for (int tp : {1, 2}) {
-            for (Precision p : {Precision::kBf16, Precision::kFp8}) {
+            for (Precision p : {Precision::kBf16, Precision::kFp8, Precision::kFp4}) {
               const std::string spec = StrCat("dp=8,tp=", tp, ",", pl, ",mbs=2,sharding=", sh, ",recompute=", rc,
                                               tp > 1 ? ",sp=on" : "", m.IsMoe() ? ",ep=4" : "");
               INFO(m.name << " " << spec);
@@ -71,7 +71,7 @@ TEST_CASE("planner: Megatron-LM flags exist, type-check and obey validate_args a
       }
     }
   }
-  CHECK(checked == 9 * 6 * 3 * 5 * 2 * 2);
+  CHECK(checked == 9 * 6 * 3 * 5 * 2 * 3);
 }
 
 TEST_CASE("planner: the model Megatron-LM builds from the flags has the planned parameter count",

@@ -140,6 +140,22 @@ inline void CheckCrossFlagRules(const std::map<std::string, std::string>& a, con
     }
   }
   CHECK(!(has("--fp8-format") && has("--fp4-format")));
+  // Emitter invariants beyond validate_args (Megatron Core Low-Precision Training Guide): quantized weight
+  // gathers come with their recipe and a sharded optimizer; the BF16 layer counts with their switch.
+  if (has("--fp8-param-gather")) {
+    CHECK(has("--fp8-format"));
+    CHECK((has("--use-distributed-optimizer") || has("--use-megatron-fsdp")));
+  }
+  if (has("--fp4-param-gather")) {
+    CHECK(has("--fp4-format"));
+    CHECK((has("--use-distributed-optimizer") || has("--use-megatron-fsdp")));
+  }
+  if (has("--num-layers-at-start-in-bf16") || has("--num-layers-at-end-in-bf16")) {
+    CHECK(has("--first-last-layers-bf16"));
+    CHECK(std::stoll(a.at("--num-layers-at-start-in-bf16")) + std::stoll(a.at("--num-layers-at-end-in-bf16")) <=
+          m.num_layers);
+  }
+  if (has("--first-last-layers-bf16")) CHECK((has("--fp8-format") || has("--fp4-format")));
   if (has("--moe-layer-freq")) CHECK(ExpandPattern(a.at("--moe-layer-freq")).size() == static_cast<size_t>(m.num_layers));
   if (has("--no-rope-freq")) CHECK(m.num_layers % std::stoi(a.at("--no-rope-freq")) == 0);
   // Batch: grad accumulation = global / (micro × dp), dp = world / (tp·pp·cp).

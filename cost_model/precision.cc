@@ -1,0 +1,62 @@
+#include "cost_model/precision.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace parasim {
+
+const char* ToString(Precision p) {
+  switch (p) {
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp8: return "fp8";
+    case Precision::kFp4: return "fp4";
+  }
+  return "?";
+}
+
+Bf16Layers Nvfp4Bf16Layers(int64_t num_layers) {
+  const double kept = kNvfp4Bf16LayerShare * static_cast<double>(num_layers);
+  Bf16Layers b;
+  b.first = std::llround(kept * 2.0 / 10.0);
+  b.last = std::llround(kept * 8.0 / 10.0);
+  if (b.first + b.last > num_layers) b = {0, num_layers};
+  return b;
+}
+
+PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers) {
+  PrecisionRates r;
+  r.mfu_peak = g.bf16_dense.si() > 0 ? g.bf16_dense.si() : g.fp16_dense.si();
+  if (r.mfu_peak <= 0) {
+    throw InvalidInput(g.file, "peak.bf16", StrCat("GPU profile '", g.name, "' has no BF16 or FP16 tensor peak"));
+  }
+  r.attention_peak = r.mfu_peak;
+  switch (p) {
+    case Precision::kBf16: r.own_peak = r.mfu_peak; break;
+    case Precision::kFp8: r.own_peak = g.fp8_dense.si(); break;
+    case Precision::kFp4: r.own_peak = g.fp4_dense.si(); break;
+  }
+  if (r.own_peak <= 0) {
+    const char* needs = p == Precision::kFp4 ? "NVFP4/MXFP4 tensor cores (Blackwell: b200, b300, gb200, gb300)"
+                                             : "FP8 tensor cores (Hopper, Ada or Blackwell)";
+    throw InvalidInput("", "--precision",
+                       StrCat(ToString(p), " needs ", needs, "; GPU '", g.name, "' (", g.display_name,
+                              ") has no ", ToString(p), " rate in its profile (peak.", ToString(p), ")"));
+  }
+  r.gemm_peak = r.own_peak;
+  if (p == Precision::kFp4) {
+    // The BF16-kept blocks run at the BF16 rate: time adds, so rates combine harmonically.
+    const Bf16Layers kept = Nvfp4Bf16Layers(num_layers);
+    const double f = num_layers > 0 ? static_cast<double>(kept.first + kept.last) / num_layers : 0.0;
+    r.gemm_peak = 1.0 / ((1.0 - f) / r.own_peak + f / r.mfu_peak);
+  }
+  return r;
+}
+
+double ParamGatherBytes(const SoftwareStack& stack, Precision p) {
+  if (p == Precision::kFp8 && stack.fp8_param_gather) return 1.0;
+  if (p == Precision::kFp4 && stack.fp4_param_gather) return kNvfp4BytesPerElement;
+  return stack.comm_param_bytes;
+}
+
+}  // namespace parasim

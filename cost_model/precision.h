@@ -1,0 +1,47 @@
+// What the job's precision changes (issue 15 part 2): the rate of the linear
+// layers' GEMMs, the rate of the attention core (BF16 in every recipe), the
+// peak MFU is quoted against (dense BF16, the project's one convention) and
+// the precision's own peak (mfu_own_precision), and the bytes a parameter
+// all-gather moves where the stack gathers quantized weights.
+#pragma once
+
+#include "core/gpu_profile.h"
+#include "core/job_spec.h"
+#include "cost_model/software_stack.h"
+
+namespace parasim {
+
+struct PrecisionRates {
+  double gemm_peak = 0;        // FLOP/s the linear-layer GEMMs run against
+  double attention_peak = 0;   // FLOP/s of the attention core (QKᵀ, softmax, AV)
+  double mfu_peak = 0;         // dense BF16 (FP16 where a GPU has no BF16: V100)
+  double own_peak = 0;         // the precision's own dense peak
+};
+
+// Blocks NVIDIA's NVFP4 recipe keeps in BF16: "selective BF16 layers (~16%)",
+// the 12B model's first two and last eight of 62 blocks ("Pretraining Large
+// Language Models with NVFP4", NVIDIA, arXiv:2509.25149). For L layers: 16 %
+// of them, split 2:8 between the first and the last (62 -> 2 + 8). FP8
+// recipes keep none (Megatron-LM's --first-last-layers-bf16 is off by default).
+inline constexpr double kNvfp4Bf16LayerShare = 0.16;
+struct Bf16Layers {
+  int64_t first = 0, last = 0;
+};
+Bf16Layers Nvfp4Bf16Layers(int64_t num_layers);
+// NVFP4 on the wire: 4-bit E2M1 values plus one E4M3 scale per 16 (the same
+// paper, section 2): 0.5 + 1/16 bytes per element.
+inline constexpr double kNvfp4BytesPerElement = 0.5625;
+
+// Throws InvalidInput naming the GPU when it has no tensor rate for `p`
+// (FP8 before Hopper, FP4 before Blackwell). `num_layers`: the model's, for
+// the BF16-kept blocks of FP4.
+PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers);
+
+// Bytes per parameter element a sharded-weight all-gather moves: the stack's
+// comm_param_bytes, or the quantized size where the stack gathers FP8/FP4
+// weights (SoftwareStack::fp8_param_gather / fp4_param_gather) and the job runs that precision.
+double ParamGatherBytes(const SoftwareStack& stack, Precision p);
+
+const char* ToString(Precision p);
+
+}  // namespace parasim
