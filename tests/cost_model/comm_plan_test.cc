@@ -118,6 +118,8 @@ TEST_CASE("cost_model: fp32 training moves 4-byte activations through TP and the
   const CommPlan fp32 = BuildCommPlan(c, s, Inputs(8192, 0));
   CHECK(BytesOf(fp32, "tp_allreduce", CommPhase::kForward) == 2 * BytesOf(bf16, "tp_allreduce", CommPhase::kForward));
   CHECK(fp32.pp_send.size.si() == 2 * bf16.pp_send.size.si());
+}
+
 TEST_CASE("cost_model: an MoE model's dense layers dispatch nothing over EP", "[cost_model][moe]") {
   const SoftwareStack s = LoadSoftwareStack("megatron-core");
   ParallelConfig c;
