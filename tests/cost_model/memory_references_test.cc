@@ -16,33 +16,18 @@
 #include "cost_model/evaluator.h"
 #include "cost_model/software_stack.h"
 #include "tests/cost_model/collective_test_util.h"
+#include "tests/cost_model/sailor_models.h"
 
 using namespace parasim;
 
 namespace {
 
-// The two models as Sailor's training configs give them (training_configs/*.json):
-// GPT-style layers (4h GELU MLP, LayerNorm, learned positions). OPT's head is
-// its own ColumnParallelLinear beside the vocab-parallel embedding, not tied
-// (third_party/Megatron-DeepSpeed/megatron/model/opt_model.py, OPTLMHead).
-// Sailor's GPT-Neo pipe has no head at all (gpt_neo_model.py ends in a
-// LayerNorm whose output goes to the loss); a ModelSpec cannot say so, so it
-// keeps a tied head: only GPT-Neo N2_D1 (one micro-batch) peaks on that stage.
-ModelSpec SailorModel(const std::string& name) {
-  ModelSpec m;
-  m.name = name;
-  const bool neo = name == "gpt-neo-2.7b";
-  m.hidden_size = neo ? 2560 : 1024;
-  m.num_layers = neo ? 32 : 24;
-  m.num_attention_heads = neo ? 32 : 16;
-  m.num_kv_heads = m.num_attention_heads;
-  m.ffn_hidden_size = 4 * m.hidden_size;
-  m.vocab_size = neo ? 128256 : 50272;
-  m.mlp = MlpKind::kGelu;
-  m.norm = NormKind::kLayerNorm;
-  m.tied_embeddings = neo;
-  return m;
-}
+// The models: tests/cost_model/sailor_models.h (one definition with the
+// throughput test). Sailor's GPT-Neo pipe has no head at all
+// (gpt_neo_model.py ends in a LayerNorm whose output goes to the loss); a
+// ModelSpec cannot say so, so it keeps a tied head: only GPT-Neo N2_D1 (one
+// micro-batch) peaks on that stage.
+using testing::SailorModel;
 
 struct MemoryRow {
   std::string run;

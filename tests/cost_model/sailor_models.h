@@ -3,8 +3,8 @@
 // GELU MLP, LayerNorm, learned positions). OPT's head is its own
 // ColumnParallelLinear (third_party/Megatron-DeepSpeed/megatron/model/
 // opt_model.py, OPTLMHead); GPT-Neo keeps a tied head. For the throughput
-// reference test (tests/planner/throughput_ratios_test.cc); the memory test
-// (tests/cost_model/memory_references_test.cc) has its own copy.
+// reference test (tests/planner/throughput_ratios_test.cc) and the memory
+// reference test (tests/cost_model/memory_references_test.cc).
 #pragma once
 
 #include <string>
