@@ -5,16 +5,13 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/number_format.h"
 
 namespace parasim::planner {
 namespace {
 
 // 17 significant digits: parses back to the same double the JSON report holds.
-std::string Num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+std::string Num(double v) { return FormatSignificant(v, 17); }
 
 // A data-file string column: double-quoted, inner double quotes made single.
 std::string Label(std::string text) {

@@ -12,11 +12,8 @@
 namespace parasim::planner {
 namespace {
 
-std::string Num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+// 17 significant digits: parses back to the same double the JSON report holds.
+std::string Num(double v) { return FormatSignificant(v, 17); }
 
 // The run's base: the cluster preset with the run's fixed settings, sized.
 void BaseSpecs(const StudyRun& run, ClusterSpec& cluster, JobSpec& job) {
