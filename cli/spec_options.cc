@@ -18,8 +18,9 @@ void AddSpecOptions(CLI::App& cmd, SpecOptions& spec, bool need_batch) {
                  "Software stack: a preset (default: pytorch-fsdp, the paper's) or a stack YAML file");
   cmd.add_option("--precision", spec.precision,
                  "GEMM precision: bf16 | fp8 (FP8 GEMMs, attention/norms/optimizer stay bf16/fp32) | fp4 "
-                 "(NVFP4 GEMMs where the GPU has an FP4 rate, else exits 2); overrides the job file")
-      ->check(CLI::IsMember({"bf16", "fp8", "fp4"}));
+                 "(NVFP4 GEMMs where the GPU has an FP4 rate, else exits 2) | fp32 (fp32 training: TF32 or FP32 GEMMs as "
+                 "the stack's fp32_matmul says, 4-byte elementwise traffic); overrides the job file")
+      ->check(CLI::IsMember({"bf16", "fp8", "fp4", "fp32"}));
   cmd.add_option("--hw-profile", spec.hw_profile,
                  "Fitted collective profile (parasim calibrate fit); default: the cluster file's hw_profile");
   cmd.add_option("--job", spec.job_file, "Job YAML (global_batch, seq_len, precision, stack); flags override it");

@@ -8,7 +8,9 @@ namespace parasim {
 
 // GEMM precision of the linear layers; attention, norms and the optimizer stay
 // in BF16/FP32 (cost_model/evaluator.cc PrecisionRates). kFp4: NVFP4/MXFP4.
-enum class Precision { kBf16, kFp8, kFp4 };
+// kFp32: fp32 training (no --bf16/--fp16); its matmuls run on TF32 tensor cores
+// or FP32 SIMT as the stack's fp32_matmul says.
+enum class Precision { kBf16, kFp8, kFp4, kFp32 };
 enum class Optimizer { kAdamW };
 
 struct JobSpec {

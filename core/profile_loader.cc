@@ -293,8 +293,10 @@ JobSpec LoadJobYaml(const std::string& path) {
     job.precision = Precision::kFp8;
   } else if (precision == "fp4") {
     job.precision = Precision::kFp4;
+  } else if (precision == "fp32") {
+    job.precision = Precision::kFp32;
   } else {
-    map.AddIssue("precision", StrCat("'", precision, "' is not one of: bf16, fp8, fp4"));
+    map.AddIssue("precision", StrCat("'", precision, "' is not one of: bf16, fp8, fp4, fp32"));
   }
   const std::string optimizer = map.String("optimizer", "adamw");
   if (optimizer != "adamw") map.AddIssue("optimizer", StrCat("'", optimizer, "' is not one of: adamw"));

@@ -83,13 +83,14 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   for (Issue& issue : ValidateSoftwareStack(stack, StrCat("stack ", stack.name))) issues.push_back(std::move(issue));
   if (!issues.empty()) throw InvalidInput(issues);
   const GpuProfile& g = cluster.gpu;
-  const PrecisionRates rates = PrecisionRatesOf(g, job.precision, model.num_layers);
+  const PrecisionRates rates = PrecisionRatesOf(g, job.precision, model.num_layers, stack.fp32_matmul_tf32);
   if (g.hbm_bandwidth.si() <= 0) throw InvalidInput(g.file, "memory.bandwidth", "must be positive");
   s.peak_flops = rates.mfu_peak;
   s.own_peak_flops = rates.own_peak;
   const AttentionKernel& ak = s.stack.AttentionFor(g);
   DeviceRates d = DeviceRatesOf(g, rates.gemm_peak, ak);
   d.attention_peak_flops = rates.attention_peak;
+  d.element_bytes = rates.element_bytes;
   s.lcm = MakeLayerCostModel(s.model, d, s.stack, job.seq_len);
   s.lcm.attention = ak;
   s.lcm.stack = &s.stack;

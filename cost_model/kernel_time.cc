@@ -58,7 +58,7 @@ double GemmEfficiency(const DeviceRates& d, double m, double n, double k) {
 double GemmSeconds(const DeviceRates& d, double m, double n, double k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0.0;
   const double compute = 2.0 * m * n * k / (d.peak_flops * GemmEfficiency(d, m, n, k));
-  const double memory = 2.0 * (m * k + k * n + m * n) / d.hbm_Bps;   // bf16 operands and result
+  const double memory = d.element_bytes * (m * k + k * n + m * n) / d.hbm_Bps;   // operands and result
   return std::max(compute, memory);
 }
 

@@ -23,6 +23,10 @@ struct DeviceRates {
   double gemm_half_outputs = 0;
   double attention_fwd_efficiency = 0.35;
   double attention_bwd_efficiency = 0.28;
+  // Bytes of one activation element: 2 (bf16; fp8/fp4 GEMMs keep bf16
+  // activations), 4 for fp32 training. Scales the GEMM roofline's operands and
+  // the memory-bound ops, whose stack bytes are stated for bf16 elements.
+  double element_bytes = 2;
 };
 
 // Efficiency of a (M×K)·(K×N) bf16 GEMM relative to the dense peak, in (0, gemm_max_efficiency].

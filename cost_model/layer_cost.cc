@@ -155,8 +155,9 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
     const double qk = GemmSeconds(d, rows, m.seq, m.head_dim);
     const double av = GemmSeconds(d, rows, m.head_dim, m.seq);
     const double scores = rows * m.seq;
-    attn_bytes_fwd = scores * m.attention.score_bytes_forward;
-    attn_bytes_bwd = scores * m.attention.score_bytes_backward;
+    const double widen = d.element_bytes / 2.0;   // score bytes are stated for bf16 scores
+    attn_bytes_fwd = scores * m.attention.score_bytes_forward * widen;
+    attn_bytes_bwd = scores * m.attention.score_bytes_backward * widen;
     u.fwd.attention = qk + av;
     u.bwd.attention = 2.0 * (qk + av);
     u.fwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
@@ -166,8 +167,10 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   // every token a TP rank holds (T/tp with SP).
   const double t_norm = c.sequence_parallel ? T / tp : T;
   const double act_bytes = m.swiglu ? s.act_bytes_per_element : 4.0;   // GELU: read + write bf16
-  const double elem_fwd = 2.0 * t_norm * m.h * m.norm_bytes + 2.0 * t_norm * m.h * s.residual_bytes_per_element +
-                          T * (m.ad + m.gd) / tp * m.rope_bytes + act_elems * act_bytes;
+  // The stack's bytes are for bf16 elements; fp32 training moves twice as many.
+  const double elem_fwd = (2.0 * t_norm * m.h * m.norm_bytes + 2.0 * t_norm * m.h * s.residual_bytes_per_element +
+                           T * (m.ad + m.gd) / tp * m.rope_bytes + act_elems * act_bytes) *
+                          (d.element_bytes / 2.0);
   u.fwd.elementwise += MemorySeconds(d, elem_fwd);
   u.bwd.elementwise += MemorySeconds(d, 2.0 * elem_fwd);
   // Framework copies: passes over the layer's bf16 weights (read + write).
@@ -254,7 +257,7 @@ UnitCost LmHeadCost(const LayerCostModel& m, const ParallelConfig& c, double T) 
   u.bwd.gemm = head.bwd;
   // Final norm + loss over the vocab-parallel logits: a third of the loss
   // traffic forward, two thirds backward.
-  const double norm = T * m.h * s.norm_bytes_per_element;
+  const double norm = T * m.h * s.norm_bytes_per_element * (m.rates.element_bytes / 2.0);
   const double loss = T * m.vocab / tp * s.loss_bytes_per_element;
   u.fwd.elementwise = MemorySeconds(m.rates, norm);
   u.bwd.elementwise = MemorySeconds(m.rates, 2.0 * norm);

@@ -11,6 +11,7 @@ const char* ToString(Precision p) {
     case Precision::kBf16: return "bf16";
     case Precision::kFp8: return "fp8";
     case Precision::kFp4: return "fp4";
+    case Precision::kFp32: return "fp32";
   }
   return "?";
 }
@@ -24,17 +25,37 @@ Bf16Layers Nvfp4Bf16Layers(int64_t num_layers) {
   return b;
 }
 
-PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers) {
+namespace {
+
+// fp32 training: one rate for every matmul, 4-byte activations.
+PrecisionRates Fp32Rates(const GpuProfile& g, PrecisionRates r, bool tf32) {
+  r.own_peak = tf32 ? g.tf32_dense.si() : g.fp32.si();
+  if (r.own_peak <= 0) {
+    throw InvalidInput("", "--precision",
+                       StrCat("fp32 with fp32_matmul_tf32 needs TF32 tensor cores (Ampere or later); GPU '", g.name,
+                              "' (", g.display_name, ") has no tf32 rate in its profile (peak.tf32)"));
+  }
+  r.gemm_peak = r.own_peak;
+  r.attention_peak = r.own_peak;
+  r.element_bytes = 4;
+  return r;
+}
+
+}  // namespace
+
+PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers, bool fp32_matmul_tf32) {
   PrecisionRates r;
   r.mfu_peak = g.bf16_dense.si() > 0 ? g.bf16_dense.si() : g.fp16_dense.si();
   if (r.mfu_peak <= 0) {
     throw InvalidInput(g.file, "peak.bf16", StrCat("GPU profile '", g.name, "' has no BF16 or FP16 tensor peak"));
   }
   r.attention_peak = r.mfu_peak;
+  if (p == Precision::kFp32) return Fp32Rates(g, r, fp32_matmul_tf32);
   switch (p) {
     case Precision::kBf16: r.own_peak = r.mfu_peak; break;
     case Precision::kFp8: r.own_peak = g.fp8_dense.si(); break;
     case Precision::kFp4: r.own_peak = g.fp4_dense.si(); break;
+    case Precision::kFp32: break;   // Fp32Rates
   }
   if (r.own_peak <= 0) {
     const char* needs = p == Precision::kFp4 ? "NVFP4/MXFP4 tensor cores (Blackwell: b200, b300, gb200, gb300)"

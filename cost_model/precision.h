@@ -14,6 +14,7 @@ namespace parasim {
 struct PrecisionRates {
   double gemm_peak = 0;        // FLOP/s the linear-layer GEMMs run against
   double attention_peak = 0;   // FLOP/s of the attention core (QKᵀ, softmax, AV)
+  double element_bytes = 2;    // bytes of an activation element (DeviceRates::element_bytes)
   double mfu_peak = 0;         // dense BF16 (FP16 where a GPU has no BF16: V100)
   double own_peak = 0;         // the precision's own dense peak
 };
@@ -33,9 +34,11 @@ Bf16Layers Nvfp4Bf16Layers(int64_t num_layers);
 inline constexpr double kNvfp4BytesPerElement = 0.5625;
 
 // Throws InvalidInput naming the GPU when it has no tensor rate for `p`
-// (FP8 before Hopper, FP4 before Blackwell). `num_layers`: the model's, for
-// the BF16-kept blocks of FP4.
-PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers);
+// (FP8 before Hopper, FP4 before Blackwell, TF32 before Ampere). `num_layers`:
+// the model's, for the BF16-kept blocks of FP4. `fp32_matmul_tf32`: fp32 jobs
+// only, the stack's SoftwareStack::fp32_matmul_tf32 (TF32 tensor cores, else
+// FP32 SIMT); every fp32 matmul, the attention core's too, runs at that rate.
+PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers, bool fp32_matmul_tf32 = false);
 
 // Bytes per parameter element a sharded-weight all-gather moves: the stack's
 // comm_param_bytes, or the quantized size where the stack gathers FP8/FP4

@@ -128,6 +128,14 @@ struct SoftwareStack {
   bool pp_partition_over_tp = false;
   double pp_meta_messages = 0;
   bool dropout = false;                // hidden/attention dropout (masks kept, extra traffic)
+  // fp32 jobs (Precision::kFp32): whether cuBLAS runs fp32 matmuls on TF32
+  // tensor cores. PyTorch's torch.backends.cuda.matmul.allow_tf32 defaults to
+  // False since 1.12 (docs.pytorch.org notes/cuda.html, "TensorFloat-32 (TF32)
+  // on Ampere (and later) devices"; cudnn.allow_tf32 stays True, convolutions
+  // only), so the default is FP32 SIMT. NGC PyTorch containers set
+  // TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, which turns it on (MONAI docs,
+  // precision_accelerating.md); a stack run in one says tf32.
+  bool fp32_matmul_tf32 = false;
   int nccl_version = kNcclPaperVersion;   // major·10000 + minor·100 + patch: its algorithm set
   std::vector<std::pair<std::string, AttentionKernel>> attention_by_arch;  // architecture -> kernel
 

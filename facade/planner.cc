@@ -132,8 +132,9 @@ Planner::Planner(Model model, Cluster cluster, Job job, Stack stack) : engine_(s
   IssueList issues;
   if (job.global_batch <= 0) issues.Add("", "Job::global_batch", "must be a positive number of sequences");
   if (job.seq_len <= 0) issues.Add("", "Job::seq_len", "must be a positive number of tokens");
-  if (job.precision != "bf16" && job.precision != "fp8" && job.precision != "fp4")
-    issues.Add("", "Job::precision", StrCat("'", job.precision, "' is not one of: bf16, fp8, fp4"));
+  if (job.precision != "bf16" && job.precision != "fp8" && job.precision != "fp4" &&
+      job.precision != "fp32")
+    issues.Add("", "Job::precision", StrCat("'", job.precision, "' is not one of: bf16, fp8, fp4, fp32"));
   issues.ThrowIfAny();
   Engine& e = *engine_;
   e.model = Access::Spec(model);
@@ -144,6 +145,7 @@ Planner::Planner(Model model, Cluster cluster, Job job, Stack stack) : engine_(s
   e.job.seq_len = job.seq_len;
   e.job.precision = job.precision == "fp8"   ? Precision::kFp8
                     : job.precision == "fp4" ? Precision::kFp4
+                    : job.precision == "fp32" ? Precision::kFp32
                                              : Precision::kBf16;
   e.job.stack = Access::Source(stack);   // as the CLI's --stack: what-if sweeps reload it by this
 }

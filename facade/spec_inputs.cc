@@ -94,7 +94,8 @@ JobSpec SpecInputs::LoadJobSpec() const {
   if (!stack.empty()) job.stack = stack;
   if (precision == "bf16") job.precision = Precision::kBf16;
   if (precision == "fp8") job.precision = Precision::kFp8;
-  if (precision == "fp4") job.precision = Precision::kFp4;   // a GPU without an FP4 rate exits 2 naming it
+  if (precision == "fp4") job.precision = Precision::kFp4;
+  if (precision == "fp32") job.precision = Precision::kFp32;   // a GPU without an FP4 rate exits 2 naming it
   issues.ThrowIfAny();
   if (job.global_batch == 0) {
     throw InvalidInput("", "--global-batch",

@@ -113,7 +113,7 @@ class PARASIM_API Stack {
 struct Job {
   int64_t global_batch = 0;
   int64_t seq_len = 4096;
-  std::string precision = "bf16";   // | fp8 | fp4 (a GPU with an NVFP4/MXFP4 rate)
+  std::string precision = "bf16";   // | fp8 | fp4 (a GPU with an NVFP4/MXFP4 rate) | fp32 (stack fp32_matmul)
 };
 
 // One predicted training step of one parallel config (SI units).

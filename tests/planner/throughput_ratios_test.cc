@@ -64,6 +64,7 @@ std::vector<RatioRow> SailorRows() {
     JobSpec job;
     job.global_batch = std::stoll(r.at("gbs"));
     job.seq_len = 2048;
+    job.precision = Precision::kFp32;   // run_opt.slurm passes neither --fp16 nor --bf16
     job.stack = stack.name;
     std::string cfg = "dp=" + r.at("dp") + ",tp=" + r.at("tp") + ",pp=" + r.at("pp") + ",mbs=" + r.at("mbs") +
                       ",sharding=ddp,recompute=none,sp=off,schedule=1f1b";
