@@ -266,7 +266,7 @@ LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobS
   a.Add("--seq-length", std::to_string(job.seq_len));
   a.Add("--max-position-embeddings", std::to_string(std::max<int64_t>(job.seq_len, model.max_position_embeddings)));
   MegatronArchitecture(model, c.tp, a, out);
-  a.Add("--bf16");
+  if (job.precision != Precision::kFp32) a.Add("--bf16");   // fp32 training: no precision flag
   MegatronPrecision(c, model, job, a, out);
   out.text = a.Text();
   return out;
@@ -344,9 +344,9 @@ LaunchFlags Torchtitan(const ParallelConfig& c, const ModelSpec& model, const Jo
   add("--training.num_tokens_per_microbatch_per_dp_rank", StrCat(c.micro_batch * job.seq_len));
   add("--training.num_tokens_per_train_step", StrCat(micro_batches * per_step * job.seq_len));
   add("--training.max_context_length", StrCat(job.seq_len));
-  add("--training.mixed_precision_param", "bfloat16");
+  add("--training.mixed_precision_param", job.precision == Precision::kFp32 ? "float32" : "bfloat16");
   if (c.tp > 1 && !c.sequence_parallel) out.notes.push_back("torchtitan's TP shards the sequence for norms (sp=on)");
-  if (job.precision != Precision::kBf16) {
+  if (job.precision != Precision::kBf16 && job.precision != Precision::kFp32) {
     out.notes.push_back(StrCat(ToString(job.precision), " GEMMs are a model converter in torchtitan (Float8/MXFP8/NVFP4 "
                                "linear converters in the model registry), not a command-line override"));
   }
@@ -391,7 +391,7 @@ LaunchFlags TorchtitanToml(const ParallelConfig& c, const ModelSpec& model, cons
   t += StrCat("local_batch_size = ", c.pp > 1 ? per_replica : c.micro_batch, "\n");
   t += StrCat("global_batch_size = ", job.global_batch, "\n");
   t += StrCat("seq_len = ", job.seq_len, "\n");
-  t += StrCat("mixed_precision_param = \"bfloat16\"\n");
+  t += StrCat("mixed_precision_param = \"", job.precision == Precision::kFp32 ? "float32" : "bfloat16", "\"\n");
   t += "\n[activation_checkpoint]\n";
   t += StrCat("mode = \"", ToString(c.recompute), "\"\n");
   if (c.recompute == RecomputeMode::kSelective) t += "selective_ac_option = \"op\"\n";
@@ -446,8 +446,8 @@ LaunchFlags DeepSpeed(const ParallelConfig& c, const ModelSpec& model, const Job
   out.framework = Framework::kDeepSpeed;
   out.target = StrCat("DeepSpeed ", kDeepSpeedCommit);
   nlohmann::ordered_json j = DeepSpeedBatch(c, job, out);
-  j["bf16"] = {{"enabled", true}};
-  if (job.precision != Precision::kBf16) {
+  j["bf16"] = {{"enabled", job.precision != Precision::kFp32}};
+  if (job.precision != Precision::kBf16 && job.precision != Precision::kFp32) {
     out.notes.push_back(StrCat("DeepSpeed's config has no ", ToString(job.precision), " switch: ",
                                ToString(job.precision), " GEMMs come from Transformer Engine layers in the model code"));
   }
