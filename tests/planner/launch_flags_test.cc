@@ -114,3 +114,17 @@ TEST_CASE("planner: the stack is the framework: every preset pairs with its fram
     CHECK(StackFitsEmitter(s.framework, f));
   }
 }
+
+// fp32 training (--precision fp32): no bf16 switch in any emitter, bf16 jobs keep theirs.
+TEST_CASE("planner: fp32 jobs launch without bf16 flags", "[planner]") {
+  const ModelSpec model = TinyModel(32, 32, 11008);
+  JobSpec job = Job(512, 4096);
+  const ParallelConfig c = ParseParallelConfig("dp=64,tp=2,pp=1,mbs=2,sharding=zero1");
+  CHECK_THAT(EmitLaunchFlags(Framework::kMegatron, c, model, job).text, Contains("--bf16"));
+  job.precision = Precision::kFp32;
+  CHECK_THAT(EmitLaunchFlags(Framework::kMegatron, c, model, job).text, !Contains("--bf16"));
+  CHECK_THAT(EmitLaunchFlags(Framework::kTorchtitanToml, c, model, job).text,
+             Contains("mixed_precision_param = \"float32\""));
+  const auto j = nlohmann::json::parse(EmitLaunchFlags(Framework::kDeepSpeed, c, model, job).text);
+  CHECK(j.at("bf16").at("enabled") == false);
+}
