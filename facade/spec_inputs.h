@@ -20,7 +20,7 @@ struct SpecInputs {
   long long global_batch = 0;    // sequences per step
   long long seq_len = 4096;
   std::string stack;             // "" = the job's default stack
-  std::string precision;   // --precision: bf16 | fp8 | fp4 (empty: the job file's, else bf16)
+  std::string precision;   // --precision: bf16 | fp8 | fp4 | fp32 (empty: the job file's, else bf16)
   std::string job_file;          // optional YAML job (flags override it)
   std::string hw_profile;        // fitted collective profile (else the cluster's hw_profile)
   // The numeric flags as typed: read by the field registry's parser and
