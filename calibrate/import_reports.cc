@@ -221,13 +221,13 @@ ImportReport TraceReport(const TraceImportOptions& opt) {
 std::string ImportCollectiveMeasurements(const CollectiveImportOptions& opt, std::ostream& log) {
   if (opt.logs.empty()) throw InvalidInput("", "--nccl-tests", "name at least one nccl-tests log");
   CollectiveMeasurementSet all;
-  for (const auto& log : opt.logs) {
-    const CollectiveMeasurementSet one = ImportNcclTestsFile(log, {opt.nodes, opt.gpus_per_node, opt.in_place});
+  for (const auto& file : opt.logs) {
+    const CollectiveMeasurementSet one = ImportNcclTestsFile(file, {opt.nodes, opt.gpus_per_node, opt.in_place});
     all.rows.insert(all.rows.end(), one.rows.begin(), one.rows.end());
-    log << "parasim: " << log << ": " << one.rows.size() << " rows";
+    log << "parasim: " << file << ": " << one.rows.size() << " rows";
     if (!one.rows.empty())
       log << " (" << one.rows.front().ranks << " ranks on " << one.rows.front().nodes << " nodes x "
-                << one.rows.front().gpus_per_node << ")";
+          << one.rows.front().gpus_per_node << ")";
     log << "\n";
   }
   return CollectiveMeasurementsToJson(all);

@@ -106,12 +106,12 @@ FittedProfile FitCollectiveProfile(const ProfileFitOptions& opt) {
     profile.sources["collective." + k] = StrCat("fitted by parasim calibrate fit to ", fit.cases, " rows of ", srcs,
                                                 " on cluster ", cluster.name);
   log << "parasim: fitted " << fit.values.size() << " parameters to " << fit.cases
-            << " rows; mean band-median |log error| " << Fixed(fit.mean_abs_log_error, 4) << "\n";
+      << " rows; mean band-median |log error| " << Fixed(fit.mean_abs_log_error, 4) << "\n";
   for (const auto& c : cases) {
     const CollectiveCost p = PredictCase(c, fit.params);
     log << "  " << c.m.source << " " << ToString(c.m.op) << " " << c.m.ranks << " ranks " << Fixed(c.m.size.si(), 0)
-              << " B: measured busbw " << Fixed(c.m.busbw.si() / 1e9, 2) << " GB/s, fitted "
-              << Fixed(p.busbw.si() / 1e9, 2) << " (" << ToString(p.algo) << "/" << ToString(p.protocol) << ")\n";
+        << " B: measured busbw " << Fixed(c.m.busbw.si() / 1e9, 2) << " GB/s, fitted "
+        << Fixed(p.busbw.si() / 1e9, 2) << " (" << ToString(p.algo) << "/" << ToString(p.protocol) << ")\n";
   }
   return {CollectiveProfileToYaml(profile), log.str()};
 }
