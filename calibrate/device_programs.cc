@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Environment failures (no GPU, a device error) exit with 3.
-[[noreturn]] void EnvironmentFailure(const std::string& message) { throw EnvironmentError(message); }
+[[maybe_unused]] [[noreturn]] void EnvironmentFailure(const std::string& message) { throw EnvironmentError(message); }
 
 const char* const kNoCuda =
     "this parasim was built without CUDA and NCCL (none found at configure time), so it has no GPU programs; "
@@ -58,7 +58,7 @@ int RunProgram(const std::vector<std::string>& argv, const std::vector<std::pair
   log << "parasim: running";
   for (const std::string& a : argv) log << ' ' << a;
   log << '\n';
-  log.flush();
+  log.flush();   // before the program's own output
   const pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
@@ -136,13 +136,14 @@ void RunMicrobenchmarks(const std::string& out_dir, bool quick, std::ostream& lo
     const fs::path out = fs::path(out_dir) / p.output;
     const std::string cmd = StrCat("'", exe.string(), "' -o '", out.string(), "'", p.args);
     log << "parasim: running " << p.binary << p.args << "\n";
+    log.flush();   // before the program's own output
     const int rc = std::system(cmd.c_str());
     const int status = rc == -1 ? -1 : WEXITSTATUS(rc);
     if (status == 3) EnvironmentFailure(StrCat("calibrate run: ", p.binary, " found no usable GPU"));
     if (status != 0) throw InternalError(StrCat("calibrate run: ", p.binary, " failed with exit code ", status));
   }
-  log << "parasim: measurements in " << out_dir << "; fit with `parasim calibrate fit --measurements "
-            << out_dir << "`\n";
+  log << "parasim: measurements in " << out_dir << "; fit with `parasim calibrate fit --measurements " << out_dir
+      << "`\n";
 #endif
 }
 
