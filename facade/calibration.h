@@ -16,6 +16,7 @@
 namespace parasim {
 
 using calibrate::CollectiveImportOptions;
+using calibrate::FitProfile;
 using calibrate::FittedProfile;
 using calibrate::ImportCollectiveMeasurements;
 using calibrate::ImportReport;
