@@ -95,11 +95,17 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.lcm.attention = ak;
   s.lcm.stack = &s.stack;
   s.act = LayerActivationPerToken(s.model, s.stack);
-  // FP8/NVFP4: the linear layers' saved inputs quantized (MXFP8 on Blackwell).
-  const Bf16Layers kept = job.precision == Precision::kFp4 ? Nvfp4Bf16Layers(model.num_layers) : Bf16Layers{};
-  const double kept_share =
-      model.num_layers > 0 ? static_cast<double>(kept.first + kept.last) / static_cast<double>(model.num_layers) : 0;
-  s.act = QuantizedActivations(s.act, s.model, s.stack, job.precision, g.architecture == "blackwell", kept_share);
+  // FP8/NVFP4: the linear layers' saved inputs quantized (MXFP8 on Blackwell);
+  // NVFP4's BF16 blocks keep the stack's bytes, counted per stage.
+  s.act_bf16 = s.act;
+  s.act = QuantizedActivations(s.act, s.model, s.stack, job.precision, g.architecture == "blackwell", 0.0);
+  if (job.precision == Precision::kFp4) {
+    const Bf16Layers kept = Nvfp4Bf16Layers(model.num_layers);
+    s.bf16_first = kept.first;
+    s.bf16_last = kept.last;
+  } else {
+    s.act_bf16 = s.act;
+  }
   // Unfused attention keeps score-sized tensors per token: a·s elements × bytes.
   s.score_bytes_per_token = ak.fused ? 0.0 : static_cast<double>(model.num_attention_heads) * job.seq_len *
                                                  ak.score_bytes_saved;

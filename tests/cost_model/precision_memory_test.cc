@@ -37,13 +37,14 @@ GpuProfile B200() {
   return g;
 }
 
-std::map<std::string, double> Breakdown(const GpuProfile& g, Precision p, const std::string& stack_name) {
+std::map<std::string, double> Breakdown(const GpuProfile& g, Precision p, const std::string& stack_name,
+                                        const std::string& config = "dp=8,tp=1,pp=1,mbs=1,sharding=zero3,recompute=none") {
   JobSpec job = testing::Job(16, 4096);
   job.precision = p;
   job.stack = stack_name;
   const SoftwareStack stack = LoadSoftwareStack(stack_name);
   const Report r = AnalyticalEvaluator(testing::Llama2_7b(), testing::Dgx(g, 1), job, stack)
-                       .Evaluate(ParseParallelConfig("dp=8,tp=1,pp=1,mbs=1,sharding=zero3,recompute=none"));
+                       .Evaluate(ParseParallelConfig(config));
   REQUIRE(r.feasible);
   std::map<std::string, double> out(r.memory_breakdown_bytes.begin(), r.memory_breakdown_bytes.end());
   out["total"] = r.memory_per_gpu.si();
@@ -114,4 +115,15 @@ TEST_CASE("cost_model: MXFP8 and NVFP4 memory breakdown against the closed form 
   CHECK(fp4["optimizer"] == bf16["optimizer"]);
   CHECK(fp4["total"] <= fp8["total"]);
   CHECK(fp8["total"] <= bf16["total"]);
+}
+
+TEST_CASE("cost_model: NVFP4's BF16 blocks count on the stages that hold them", "[cost_model][precision][memory]") {
+  // pp=2, 1F1B: stage 0 (layers 0-15, two micro-batches in flight) holds the
+  // one first BF16 block; the four last ones sit on stage 1. Stage 0 peaks.
+  const std::string config = "dp=4,tp=1,pp=2,mbs=1,sharding=zero1,recompute=none,schedule=1f1b";
+  auto bf16 = Breakdown(B200(), Precision::kBf16, "megatron-core", config);
+  auto fp4 = Breakdown(B200(), Precision::kFp4, "megatron-core", config);
+  const double h = 4096, f = 11008, all = 16 * h + 8 * f, linear = 3 * h + f;
+  const double q = (all - linear * (2 - 0.5625)) / all;   // an NVFP4 layer against a BF16 one
+  CHECK_THAT(fp4["activations"], WithinRel(bf16["activations"] * (15 * q + 1) / 16, 1e-9));
 }
