@@ -9,6 +9,7 @@
 #include "cost_model/evaluator.h"
 
 #include "cost_model/precision.h"
+#include "cost_model/precision_memory.h"
 
 #include <algorithm>
 #include <atomic>
@@ -95,6 +96,17 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.lcm.attention = ak;
   s.lcm.stack = &s.stack;
   s.act = LayerActivationPerToken(s.model, s.stack);
+  // FP8/NVFP4: the linear layers' saved inputs quantized (MXFP8 on Blackwell);
+  // NVFP4's BF16 blocks keep the stack's bytes, counted per stage.
+  s.act_bf16 = s.act;
+  s.act = QuantizedActivations(s.act, s.model, s.stack, job.precision, g.architecture == "blackwell", 0.0);
+  if (job.precision == Precision::kFp4) {
+    const Bf16Layers kept = Nvfp4Bf16Layers(model.num_layers);
+    s.bf16_first = kept.first;
+    s.bf16_last = kept.last;
+  } else {
+    s.act_bf16 = s.act;
+  }
   // Unfused attention keeps score-sized tensors per token: a·s elements × bytes.
   s.score_bytes_per_token = ak.fused ? 0.0 : static_cast<double>(model.num_attention_heads) * job.seq_len *
                                                  ak.score_bytes_saved;

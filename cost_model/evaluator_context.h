@@ -30,7 +30,9 @@ struct EvaluatorData {
   JobSpec job;
   SoftwareStack stack;
   LayerCostModel lcm;
-  ActivationPerToken act;
+  ActivationPerToken act;        // a layer at the job's precision
+  ActivationPerToken act_bf16;   // a block NVFP4 keeps in BF16 (= act for other precisions)
+  int64_t bf16_first = 0, bf16_last = 0;   // NVFP4's BF16 blocks at the start and the end
   PowerStates power;
   NcclFeatures features;
   double peak_flops = 0;       // dense BF16 per GPU: the MFU convention

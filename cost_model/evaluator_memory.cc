@@ -3,6 +3,23 @@
 #include <algorithm>
 
 namespace parasim {
+namespace {
+
+// NVFP4's BF16 blocks on stage s: the first and last layers of the model,
+// stages taken as contiguous layer ranges (exact without interleaving).
+int64_t Bf16LayersOnStage(const EvaluatorData& d, const std::vector<int>& stage_layers, int s) {
+  if (d.bf16_first + d.bf16_last == 0) return 0;
+  int64_t begin = 0, total = 0;
+  for (int i = 0; i < static_cast<int>(stage_layers.size()); ++i) {
+    if (i < s) begin += stage_layers[i];
+    total += stage_layers[i];
+  }
+  const int64_t end = begin + stage_layers[s];
+  auto overlap = [&](int64_t lo, int64_t hi) { return std::max<int64_t>(0, std::min(end, hi) - std::max(begin, lo)); };
+  return overlap(0, d.bf16_first) + overlap(total - d.bf16_last, total);
+}
+
+}  // namespace
 
 void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                      const std::vector<int>& stage_layers, MemoryPlan* out) {
@@ -12,6 +29,10 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   const double layer_activation = LayerActivationBytes(d.act, T, c.tp, c.sequence_parallel, c.recompute) + scores;
   const double working_bytes =
       c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act, T, c.tp, c.sequence_parallel) : 0.0;
+  const double bf16_layer_activation =
+      LayerActivationBytes(d.act_bf16, T, c.tp, c.sequence_parallel, c.recompute) + scores;
+  const double bf16_working_bytes =
+      c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act_bf16, T, c.tp, c.sequence_parallel) : 0.0;
   const double logits_bytes = LossBytes(d.stack, T, d.lcm.vocab, c.tp);
   const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
   out->stage_bytes.resize(cs.pp);
@@ -21,13 +42,15 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   // deep pipelines repeat one middle stage many times.
   MemoryEstimate previous;
   int previous_layers = -1;
+  int64_t previous_bf16 = -1;
   double previous_in_flight = -1;
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int L = stage_layers[s];
     const double in_flight = MicroBatchesInFlight(c.schedule, cs.pp, cs.m, cs.v, s);
     const bool middle = !first && !last;
-    if (middle && L == previous_layers && in_flight == previous_in_flight) {
+    const int64_t bf16 = Bf16LayersOnStage(d, stage_layers, s);
+    if (middle && L == previous_layers && in_flight == previous_in_flight && bf16 == previous_bf16) {
       out->stage_bytes[s] = previous.total;   // never above the peak so far: it equals stage s-1
       continue;
     }
@@ -42,8 +65,8 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.params.expert = params.expert;
     mi.params.layers = L;
     mi.params.largest_layer = std::max({u.layer.params, first ? u.emb.params : 0.0, last ? u.head.params : 0.0});
-    mi.activation_bytes = in_flight * L * layer_activation;
-    mi.working_bytes = working_bytes;
+    mi.activation_bytes = in_flight * ((L - bf16) * layer_activation + bf16 * bf16_layer_activation);
+    mi.working_bytes = bf16 > 0 ? bf16_working_bytes : working_bytes;
     mi.logits_bytes = last ? logits_bytes : 0.0;
     mi.held_output_bytes = last ? held_output_bytes : 0.0;
     const MemoryEstimate mem = EstimateMemory(d.stack, mi);
@@ -55,6 +78,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     if (middle) {
       previous = mem;
       previous_layers = L;
+      previous_bf16 = bf16;
       previous_in_flight = in_flight;
     } else {
       previous_layers = -1;

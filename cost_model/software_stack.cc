@@ -298,6 +298,9 @@ SoftwareStack MegatronCore() {
   // performed in the quantized dtype).
   s.fp8_param_gather = true;
   s.fp4_param_gather = true;
+  // Transformer Engine's linear modules save the quantized GEMM input for
+  // backward (TE pytorch/module/linear.py, layernorm_linear.py, layernorm_mlp.py).
+  s.saves_quantized_inputs = true;
   return s;
 }
 
@@ -308,6 +311,7 @@ SoftwareStack MegatronLm2021() {
   s.description = "Megatron-LM of Narayanan et al. 2021 (SC21): unfused attention, dropout, apex fused kernels";
   s.fp8_param_gather = false;   // FP8 training came to Megatron with Transformer Engine (2023)
   s.fp4_param_gather = false;
+  s.saves_quantized_inputs = false;
   // Attention before FlashAttention: QKᵀ (baddbmm) writes the scores (2 B),
   // the fused scale-mask-softmax reads and writes them (4 B), dropout reads
   // them, writes the result and a 1-byte mask (5 B), AV reads them (2 B):
@@ -432,6 +436,7 @@ SoftwareStack Nanotron() {
   s.framework = "nanotron";
   s.fp8_param_gather = false;   // bf16 only (its config has no FP8 weights)
   s.fp4_param_gather = false;
+  s.saves_quantized_inputs = false;   // no Transformer Engine modules
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
   s.overlap_param_gather = false;
   s.grad_bucket_elements = 0;

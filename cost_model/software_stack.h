@@ -115,6 +115,9 @@ struct SoftwareStack {
   // runs that precision (Megatron-LM --fp8-param-gather / --fp4-param-gather).
   bool fp8_param_gather = false;
   bool fp4_param_gather = false;
+  // Low precision: linear layers save their quantized (FP8/NVFP4) input for
+  // the weight-gradient GEMM instead of the BF16 one (Transformer Engine).
+  bool saves_quantized_inputs = false;
 
   // Behaviour.
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)

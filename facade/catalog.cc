@@ -47,7 +47,8 @@ Value GpuValue(const GpuProfile& g) {
   j.Set("kind", "gpu").Set("name", g.name).Set("display_name", g.display_name).Set("architecture", g.architecture);
   j.Set("compute_capability", g.compute_capability).Set("sm_count", g.sm_count);
   j.Set("bf16_dense_flops_per_s", g.bf16_dense.si()).Set("fp16_dense_flops_per_s", g.fp16_dense.si());
-  j.Set("fp8_dense_flops_per_s", g.fp8_dense.si()).Set("tf32_dense_flops_per_s", g.tf32_dense.si());
+  j.Set("fp8_dense_flops_per_s", g.fp8_dense.si()).Set("fp4_dense_flops_per_s", g.fp4_dense.si());   // 0: none
+  j.Set("tf32_dense_flops_per_s", g.tf32_dense.si());
   j.Set("fp32_flops_per_s", g.fp32.si()).Set("hbm_bytes", g.hbm_capacity.si());
   j.Set("hbm_bandwidth_Bps", g.hbm_bandwidth.si()).Set("l2_bytes", g.l2_cache.si());
   j.Set("nvlink_bandwidth_Bps_per_direction", g.nvlink_bandwidth.si()).Set("nvlink_links", g.nvlink_links);

@@ -68,3 +68,16 @@ TEST_CASE("cli: fp8 and fp4 on Blackwell: MFU against dense BF16, mfu_own_precis
   CHECK_THAT(Parasim(table + "table").out, Contains("mfu_own%"));
   CHECK_THAT(Parasim(table + "csv").out, Contains("mfu_own_precision"));
 }
+
+TEST_CASE("cli: profiles show gives the GPU's FP4 rate (0 where it has none)", "[cli][precision]") {
+  const auto b200 = Parasim("profiles show b200 --format json");
+  const auto h100 = Parasim("profiles show h100-sxm --format json");
+  REQUIRE(b200.code == 0);
+  REQUIRE(h100.code == 0);
+  // B200: NVFP4 9 PF dense (peak.fp4), twice its FP8 rate; Hopper has none.
+  const nlohmann::json b = nlohmann::json::parse(b200.out), h = nlohmann::json::parse(h100.out);
+  CHECK_THAT(b.at("fp4_dense_flops_per_s").get<double>(), WithinRel(9e15, 1e-9));
+  CHECK_THAT(b.at("fp4_dense_flops_per_s").get<double>(), WithinRel(2 * b.at("fp8_dense_flops_per_s").get<double>(), 1e-9));
+  CHECK(h.at("fp4_dense_flops_per_s").get<double>() == 0);
+  CHECK_THAT(Parasim("profiles show b200").out, Contains("fp4_dense_flops_per_s"));
+}

@@ -1,0 +1,43 @@
+// `parasim calibrate` through the facade (not installed): imports of
+// nccl-tests logs and profiler traces, profile fits (GPU, collective,
+// software stack) and the CUDA programs, so cli/ only parses flags, calls
+// and writes. The work lives in calibrate/ (import_reports.h,
+// profile_fitting.h, device_programs.h); what needs the spec inputs or the
+// simulator is here.
+#pragma once
+
+#include <string>
+
+#include "calibrate/device_programs.h"
+#include "calibrate/import_reports.h"
+#include "calibrate/profile_fitting.h"
+#include "facade/spec_inputs.h"
+
+namespace parasim {
+
+using calibrate::CollectiveImportOptions;
+using calibrate::FitProfile;
+using calibrate::FittedProfile;
+using calibrate::ImportCollectiveMeasurements;
+using calibrate::ImportReport;
+using calibrate::NcclBenchArgs;
+using calibrate::NcclBenchOptions;
+using calibrate::NcclTestsImportOptions;
+using calibrate::NcclTestsReport;
+using calibrate::ProfileFitOptions;
+using calibrate::RequireCudaBuild;
+using calibrate::RunMicrobenchmarks;
+using calibrate::RunNcclBench;
+using calibrate::RunReferenceStep;
+using calibrate::StackFitOptions;
+using calibrate::TraceImportOptions;
+using calibrate::TraceReport;
+
+// The spec's stack refitted to a profiled step (calibrate::FitStack).
+FittedProfile FitStackToTrace(const StackFitOptions& opt, const SpecInputs& spec);
+
+// The schedule of one step of `config` (`simulate --export-schedule`'s
+// JSON) for the reference-step program to replay.
+std::string StepScheduleJson(const SpecInputs& spec, const std::string& config);
+
+}  // namespace parasim
