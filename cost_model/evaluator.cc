@@ -76,9 +76,10 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.model = model;
   s.cluster = cluster;
   s.job = job;
-  s.stack = stack;
-  // The stack as this job runs it: weights gathered in FP8/NVFP4 where it can.
-  s.stack.comm_param_bytes = ParamGatherBytes(stack, job.precision);
+  // The stack as this job runs it: fp32 tensors for an fp32 job; weights
+  // gathered in FP8/NVFP4 where it can.
+  s.stack = StackForPrecision(stack, job.precision);
+  s.stack.comm_param_bytes = ParamGatherBytes(s.stack, job.precision);
   // Every spec checked once, here, whether it came through a loader or was built in code.
   std::vector<Issue> issues = ValidateSpecs(model, cluster, job);
   for (Issue& issue : ValidateSoftwareStack(stack, StrCat("stack ", stack.name))) issues.push_back(std::move(issue));

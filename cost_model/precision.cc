@@ -1,5 +1,7 @@
 #include "cost_model/precision.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "core/error.h"
@@ -78,6 +80,21 @@ double ParamGatherBytes(const SoftwareStack& stack, Precision p) {
   if (p == Precision::kFp8 && stack.fp8_param_gather) return 1.0;
   if (p == Precision::kFp4 && stack.fp4_param_gather) return kNvfp4BytesPerElement;
   return stack.comm_param_bytes;
+}
+
+SoftwareStack StackForPrecision(const SoftwareStack& stack, Precision p) {
+  if (p != Precision::kFp32) return stack;
+  SoftwareStack s = stack;
+  constexpr double kFp32 = 4;
+  s.param_bytes_at_rest = kFp32;
+  s.grad_bytes = kFp32;
+  s.optimizer_bytes = 2 * kFp32;   // exp_avg, exp_avg_sq
+  s.compute_param_bytes = kFp32;
+  s.comm_grad_bytes = std::max(s.comm_grad_bytes, kFp32);
+  s.comm_param_bytes = kFp32;
+  s.separate_compute_copy = false;
+  s.activation_bytes = kFp32;
+  return s;
 }
 
 }  // namespace parasim

@@ -45,6 +45,14 @@ PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_la
 // weights (SoftwareStack::fp8_param_gather / fp4_param_gather) and the job runs that precision.
 double ParamGatherBytes(const SoftwareStack& stack, Precision p);
 
+// The stack as an fp32 job runs it (--precision fp32 on a mixed-precision
+// stack): no bf16 working copy; parameters, gradients, wire traffic and saved
+// activations 4 bytes; AdamW keeps its two fp32 moments beside the fp32
+// parameters (no separate master copy). The same overrides an fp32 stack file
+// states (tests/data/stacks/sailor-megatron-deepspeed-fp32.yaml). Other
+// precisions return the stack unchanged.
+SoftwareStack StackForPrecision(const SoftwareStack& stack, Precision p);
+
 const char* ToString(Precision p);
 
 }  // namespace parasim

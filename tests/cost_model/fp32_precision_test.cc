@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/loaders.h"
 #include "core/parallel_config.h"
+#include "cost_model/evaluator.h"
 #include "cost_model/layer_cost.h"
 #include "cost_model/precision.h"
 #include "cost_model/software_stack.h"
@@ -79,4 +80,39 @@ TEST_CASE("cost_model: an fp32 layer is slower than bf16 by the rate ratio, its 
     CHECK(f.fwd_flops == b.fwd_flops);   // the same work
     CHECK(f.fwd.Total() > b.fwd.Total());
   }
+}
+
+TEST_CASE("cost_model: an fp32 job on a mixed-precision stack keeps every tensor in 4 bytes",
+          "[cost_model][precision][memory]") {
+  const SoftwareStack fsdp = LoadSoftwareStack("pytorch-fsdp");
+  REQUIRE(fsdp.activation_bytes == 2);
+  REQUIRE(fsdp.separate_compute_copy);
+  const SoftwareStack s = StackForPrecision(fsdp, Precision::kFp32);
+  CHECK(s.activation_bytes == 4);
+  CHECK(s.compute_param_bytes == 4);
+  CHECK(s.comm_param_bytes == 4);
+  CHECK(s.comm_grad_bytes == 4);
+  CHECK_FALSE(s.separate_compute_copy);
+  CHECK(s.param_bytes_at_rest + s.grad_bytes + s.optimizer_bytes == 16);   // fp32 AdamW: 4 + 4 + 8
+  CHECK(StackForPrecision(fsdp, Precision::kBf16) == fsdp);
+  CHECK(StackForPrecision(fsdp, Precision::kFp8) == fsdp);
+
+  // Through the evaluator: saved activations double, the bf16 working copy goes.
+  auto report = [&](Precision p) {
+    JobSpec job = testing::Job(16, 4096);
+    job.precision = p;
+    return AnalyticalEvaluator(testing::Llama2_7b(), testing::Dgx(LoadGpuProfile("h100-sxm"), 1), job, fsdp)
+        .Evaluate(ParseParallelConfig("dp=8,tp=1,pp=1,mbs=1,sharding=zero3,recompute=none"));
+  };
+  auto part = [](const Report& r, const std::string& key) {
+    for (const auto& [k, v] : r.memory_breakdown_bytes) {
+      if (k == key) return v;
+    }
+    FAIL("no memory component " << key);
+    return 0.0;
+  };
+  const Report bf16 = report(Precision::kBf16), fp32 = report(Precision::kFp32);
+  REQUIRE(bf16.feasible);
+  CHECK_THAT(part(fp32, "activations"), WithinRel(2 * part(bf16, "activations"), 1e-9));
+  CHECK(fp32.memory_per_gpu.si() > bf16.memory_per_gpu.si());
 }
