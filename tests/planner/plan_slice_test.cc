@@ -10,6 +10,7 @@
 #include "planner/plan_slice.h"
 #include "planner/planner.h"
 #include "test_specs.h"
+#include "tiny_plan_setup.h"
 
 using namespace parasim;
 using namespace parasim::planner;
@@ -19,20 +20,7 @@ using parasim::planner::testing::TinyModel;
 
 namespace {
 
-struct Setup {
-  ModelSpec model = TinyModel(8, 16, 256);
-  JobSpec job = Job(64, 64);
-  int gpus = 32;
-  int gpus_per_node = 8;
-  FakeScorer fake{Job(64, 64)};
-  Scorer scorer() const {
-    return [f = fake](const ParallelConfig& c) { return f(c); };
-  }
-  SearchSpace Space(const PlanOptions& o) const {
-    return EnumerateSpace(model, job, gpus, gpus_per_node, o.constraints, o.space);
-  }
-  PlanResult Run(const PlanOptions& o) const { return RunPlan(model, job, gpus, gpus_per_node, scorer(), o); }
-};
+using Setup = parasim::planner::testing::TinyPlanSetup;
 
 std::string Fingerprint(const PlanResult& r) {
   std::string s = StrCat("searched=", r.searched, " scored=", r.scored, " feasible=", r.feasible, " cut=", r.cut_by, "\n");

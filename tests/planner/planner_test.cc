@@ -6,6 +6,7 @@
 #include "fake_scorer.h"
 #include "planner/planner.h"
 #include "test_specs.h"
+#include "tiny_plan_setup.h"
 
 using namespace parasim;
 using namespace parasim::planner;
@@ -15,17 +16,7 @@ using parasim::planner::testing::TinyModel;
 
 namespace {
 
-struct Setup {
-  ModelSpec model = TinyModel(8, 16, 256);
-  JobSpec job = Job(64, 64);
-  int gpus = 32;
-  int gpus_per_node = 8;
-  FakeScorer fake{Job(64, 64)};
-  Scorer scorer() const {
-    return [f = fake](const ParallelConfig& c) { return f(c); };
-  }
-  PlanResult Run(PlanOptions o) const { return RunPlan(model, job, gpus, gpus_per_node, scorer(), o); }
-};
+using Setup = parasim::planner::testing::TinyPlanSetup;
 
 // Everything a plan prints, as one string, to compare runs exactly.
 std::string Fingerprint(const PlanResult& r) {
