@@ -7,18 +7,12 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/statistics.h"
 
 namespace parasim::calibrate {
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 struct LoadedLog {
   AccuracyLog log;

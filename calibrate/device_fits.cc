@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/statistics.h"
 
 namespace parasim::calibrate {
 
@@ -25,12 +26,10 @@ MemoryFit FitMemoryEfficiency(const BandwidthSweep& sweep, const GpuProfile& gpu
     s.message = StrCat("no copy/scale/triad rows with arrays of at least ", min_array / 1048576.0, " MiB");
     return fit;
   }
-  std::sort(rates.begin(), rates.end());
-  const size_t n = rates.size();
-  const double median = n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
+  const double median = Median(rates);
   double sq = 0;
   for (double r : rates) sq += (r - median) * (r - median) / (median * median);
-  s.rms_rel_error = std::sqrt(sq / static_cast<double>(n));
+  s.rms_rel_error = std::sqrt(sq / static_cast<double>(rates.size()));
   fit.achieved = BytesPerSecond(median);
   fit.best_copy = BytesPerSecond(best_copy);
   fit.memory_efficiency = median / gpu.hbm_bandwidth.si();
@@ -42,7 +41,7 @@ MemoryFit FitMemoryEfficiency(const BandwidthSweep& sweep, const GpuProfile& gpu
     return fit;
   }
   s.status = s.rms_rel_error > 0.1 ? FitStatus::kPoorFit : FitStatus::kConverged;
-  s.message = StrCat(n, " rows, median ", median * 1e-9, " GB/s, spread ", s.rms_rel_error);
+  s.message = StrCat(rates.size(), " rows, median ", median * 1e-9, " GB/s, spread ", s.rms_rel_error);
   return fit;
 }
 

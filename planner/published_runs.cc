@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/loaders.h"
+#include "core/statistics.h"
 #include "cost_model/evaluator.h"
 #include "planner/parallel_for.h"
 
@@ -130,14 +131,6 @@ double Pearson(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 double Spearman(const std::vector<double>& a, const std::vector<double>& b) { return Pearson(Ranks(a), Ranks(b)); }
-
-double MedianAbs(std::vector<double> x) {
-  if (x.empty()) return 0;
-  for (double& v : x) v = std::abs(v);
-  std::sort(x.begin(), x.end());
-  const size_t n = x.size();
-  return n % 2 == 1 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-}
 
 PublishedRunSummary Summarize(const std::vector<PublishedRunResult>& results) {
   std::vector<double> published, predicted, errors;

@@ -68,7 +68,5 @@ std::vector<double> Ranks(const std::vector<double>& x);
 double Pearson(const std::vector<double>& a, const std::vector<double>& b);
 // Spearman rank correlation: Pearson of the ranks.
 double Spearman(const std::vector<double>& a, const std::vector<double>& b);
-// Median of |x|; 0 for an empty vector.
-double MedianAbs(std::vector<double> x);
 
 }  // namespace parasim::planner

@@ -1,7 +1,8 @@
 // Shared helpers of the standalone CUDA calibration programs: error checks
 // (exit code 3 = environment error, as the parasim CLI), a tiny JSON writer,
 // a deterministic non-zero fill, medians and the device description.
-// Depends only on the CUDA runtime and the C++ standard library.
+// Depends only on the CUDA runtime, the C++ standard library and the
+// header-only core/statistics.h.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -17,6 +18,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/statistics.h"
 
 // Environment failures (no GPU, CUDA error) end the program with exit code 3,
 // the same code `parasim calibrate` uses for environment errors.
@@ -34,12 +37,7 @@
 
 namespace bench {
 
-inline double Median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using parasim::Median;
 
 inline double MinOf(const std::vector<double>& v) {
   return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());

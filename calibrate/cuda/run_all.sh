@@ -11,7 +11,7 @@ quick="${2:-}"
 mkdir -p "$out"
 bin="$(mktemp -d)"
 arch="${CUDA_ARCH:-90}"  # 80 Ampere, 90 Hopper; CUDA 13 has no sm_70 (V100): use CUDA 12 there
-flags=(-O2 -std=c++17 -gencode "arch=compute_${arch},code=sm_${arch}" -lineinfo)
+flags=(-O2 -std=c++17 -I "$here/../.." -gencode "arch=compute_${arch},code=sm_${arch}" -lineinfo)
 
 command -v nvidia-smi >/dev/null || { echo "error: nvidia-smi not found (no GPU driver)" >&2; exit 3; }
 {

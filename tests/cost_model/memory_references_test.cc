@@ -14,6 +14,7 @@
 #include "core/loaders.h"
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
+#include "core/statistics.h"
 #include "cost_model/software_stack.h"
 #include "tests/cost_model/collective_test_util.h"
 #include "tests/cost_model/sailor_models.h"
@@ -67,12 +68,6 @@ std::vector<MemoryRow> PredictSailorRuns() {
                    breakdown});
   }
   return out;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/statistics.h"
 #include "planner/published_runs.h"
 
 using namespace parasim;

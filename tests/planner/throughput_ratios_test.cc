@@ -21,6 +21,7 @@
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/software_stack.h"
+#include "core/statistics.h"
 #include "planner/published_runs.h"
 #include "tests/cost_model/collective_test_util.h"
 #include "tests/cost_model/sailor_models.h"
@@ -75,12 +76,6 @@ std::vector<RatioRow> SailorRows() {
     out.push_back({"Sailor GH200 fp32", tp, pp, std::stod(r.at("measured_iter_s")) / rep.step_time.si()});
   }
   return out;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
