@@ -141,6 +141,7 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   const std::vector<Run> runs = EvaluateSweep();
   REQUIRE(runs.size() == 1758);
   const bool print = std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE") != nullptr;
+  const bool print_rows = std::getenv("PARASIM_PRINT_THROUGHPUT_ROWS") != nullptr;
   std::map<std::string, std::vector<double>> by_tp_pp, by_model;
   std::map<int, std::vector<double>> by_nodes;
   std::vector<double> all;
@@ -166,6 +167,11 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
       continue;
     }
     REQUIRE(std::isfinite(r.Ratio()));
+    if (print_rows) {
+      std::printf("row,%s,%d,%d,%d,%d,%d,%d,%d,%d,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f\n", r.model.c_str(), r.kv_heads, r.nodes,
+                  r.dp, r.tp, r.pp, r.mbs, r.zero, r.suspect, r.measured, r.report.tokens_per_s_per_gpu,
+                  r.report.step_time.si(), r.report.compute.si(), r.report.exposed_comm.si(), r.report.bubble.si());
+    }
     if (r.suspect) continue;
     ++scored;
     if (!r.report.feasible) ++predicted_oom;
@@ -246,6 +252,14 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     }
     std::printf("by nodes:\n");
     for (const auto& [n, v] : by_nodes) PrintRow("nodes=" + std::to_string(n), Summarize(v));
+    // The cells' fastest runs by nodes, TP inside / across the node, pp = 1 or not.
+    std::map<std::pair<int, std::string>, std::vector<double>> cells_by_nodes;
+    for (const auto& [cell, r] : best_of_cell) {
+      cells_by_nodes[{r->nodes, std::string(r->tp <= 8 ? "tp<=8" : "tp>8") + (r->pp == 1 ? ",pp=1" : ",pp>1")}].push_back(
+          r->Ratio());
+    }
+    std::printf("cell-best by nodes:\n");
+    for (const auto& [k, v] : cells_by_nodes) PrintRow("nodes=" + std::to_string(k.first) + "," + k.second, Summarize(v));
     std::printf("by model:\n");
     for (const auto& [g, v] : by_model) PrintRow(g, Summarize(v));
     PrintRow("all runs", Summarize(all));
