@@ -119,8 +119,9 @@ TEST_CASE("planner: predicted/measured throughput on NeMo's DGX H100 FP8 table",
                             ",cp=" + r.at("cp") + ",vpp=" + r.at("vp") + ",mbs=" + r.at("mbs") +
                             ",sharding=zero1,recompute=" + r.at("recompute") + ",sp=" + (tp > 1 ? "on" : "off") +
                             ",schedule=" + (vp > 1 ? "interleaved" : "1f1b");
-    const Report rep = AnalyticalEvaluator(NemoModel(r.at("model")), LoadCluster("dgx-h100", (gpus + 7) / 8), job, stack)
-                           .Evaluate(ParseParallelConfig(cfg));
+    const ClusterSpec cluster = LoadCluster("dgx-h100", (gpus + 7) / 8);
+    const Report rep =
+        AnalyticalEvaluator(NemoModel(r.at("model")), cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
     INFO(what << " " << cfg << ": " << rep.infeasible_reason);
     REQUIRE(rep.tokens_per_s_per_gpu > 0);
     const double ratio = rep.tokens_per_s_per_gpu / std::stod(r.at("tokens_per_s_per_gpu"));
@@ -128,8 +129,8 @@ TEST_CASE("planner: predicted/measured throughput on NeMo's DGX H100 FP8 table",
     ratios.push_back(ratio);
     by_tp_pp[Bucket("tp", tp) + "," + Bucket("pp", pp)].push_back(ratio);
     if (print) {
-      std::printf("| %s | %s | %d | %s | %s | %.0f | %s | %.3f | %s |\n", r.at("model").c_str(), r.at("task").c_str(), gpus,
-                  cfg.c_str(), r.at("tokens_per_s_per_gpu").c_str(), rep.tokens_per_s_per_gpu,
+      std::printf("| %s | %s | %d | %s | %s | %.0f | %s | %.3f | %s |\n", r.at("model").c_str(), r.at("task").c_str(),
+                  gpus, cfg.c_str(), r.at("tokens_per_s_per_gpu").c_str(), rep.tokens_per_s_per_gpu,
                   rep.feasible ? "yes" : "no", ratio, rep.feasible ? "" : rep.infeasible_reason.c_str());
     }
   }

@@ -168,8 +168,8 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     }
     REQUIRE(std::isfinite(r.Ratio()));
     if (print_rows) {
-      std::printf("row,%s,%d,%d,%d,%d,%d,%d,%d,%d,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f\n", r.model.c_str(), r.kv_heads, r.nodes,
-                  r.dp, r.tp, r.pp, r.mbs, r.zero, r.suspect, r.measured, r.report.tokens_per_s_per_gpu,
+      std::printf("row,%s,%d,%d,%d,%d,%d,%d,%d,%d,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f\n", r.model.c_str(), r.kv_heads,
+                  r.nodes, r.dp, r.tp, r.pp, r.mbs, r.zero, r.suspect, r.measured, r.report.tokens_per_s_per_gpu,
                   r.report.step_time.si(), r.report.compute.si(), r.report.exposed_comm.si(), r.report.bubble.si());
     }
     if (r.suspect) continue;
@@ -207,9 +207,8 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     const Run* pick = nullptr;
     const Run* best = nullptr;
     for (const Run* r : members) {
-      if (r->report.feasible && (pick == nullptr || r->report.tokens_per_s_per_gpu > pick->report.tokens_per_s_per_gpu)) {
-        pick = r;
-      }
+      const bool faster = pick == nullptr || r->report.tokens_per_s_per_gpu > pick->report.tokens_per_s_per_gpu;
+      if (r->report.feasible && faster) pick = r;
       if (best == nullptr || r->measured > best->measured) best = r;
     }
     REQUIRE(pick != nullptr);
@@ -244,22 +243,25 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   CHECK(Summarize(all).median_error <= 1.587 + 0.05);
   CHECK(Median(pick_quality) >= 0.902 - 0.02);
   if (print) {
-    std::printf("by tp, pp: | group | runs | median | min | max | median |ratio-1| %% | cells | cell-best median | cell-best median |ratio-1| %% |\n");
+    std::printf("by tp, pp: | group | runs | median | min | max | median |ratio-1| %% | cells | cell-best median |"
+                " cell-best median |ratio-1| %% |\n");
     for (const auto& [g, v] : by_tp_pp) {
       const Stats s = Summarize(v), b = Summarize(best_by_tp_pp.at(g));
-      std::printf("| %s | %zu | %.3f | %.3f | %.3f | %.1f | %zu | %.3f | %.1f |\n", g.c_str(), s.n, s.median, s.lo, s.hi,
-                  100 * s.median_error, b.n, b.median, 100 * b.median_error);
+      std::printf("| %s | %zu | %.3f | %.3f | %.3f | %.1f | %zu | %.3f | %.1f |\n", g.c_str(), s.n, s.median, s.lo,
+                  s.hi, 100 * s.median_error, b.n, b.median, 100 * b.median_error);
     }
     std::printf("by nodes:\n");
     for (const auto& [n, v] : by_nodes) PrintRow("nodes=" + std::to_string(n), Summarize(v));
     // The cells' fastest runs by nodes, TP inside / across the node, pp = 1 or not.
     std::map<std::pair<int, std::string>, std::vector<double>> cells_by_nodes;
     for (const auto& [cell, r] : best_of_cell) {
-      cells_by_nodes[{r->nodes, std::string(r->tp <= 8 ? "tp<=8" : "tp>8") + (r->pp == 1 ? ",pp=1" : ",pp>1")}].push_back(
-          r->Ratio());
+      const std::string kind = std::string(r->tp <= 8 ? "tp<=8" : "tp>8") + (r->pp == 1 ? ",pp=1" : ",pp>1");
+      cells_by_nodes[{r->nodes, kind}].push_back(r->Ratio());
     }
     std::printf("cell-best by nodes:\n");
-    for (const auto& [k, v] : cells_by_nodes) PrintRow("nodes=" + std::to_string(k.first) + "," + k.second, Summarize(v));
+    for (const auto& [k, v] : cells_by_nodes) {
+      PrintRow("nodes=" + std::to_string(k.first) + "," + k.second, Summarize(v));
+    }
     std::printf("by model:\n");
     for (const auto& [g, v] : by_model) PrintRow(g, Summarize(v));
     PrintRow("all runs", Summarize(all));
