@@ -1,0 +1,333 @@
+// Predicted / measured training throughput on the Ultra-Scale Playbook's
+// nanotron sweep (issue 13; docs/accuracy.md "Throughput ratios: nanotron
+// H100 sweep"): 1,740 measured runs of Llama-style 1B-80B models on 1-64
+// nodes of 8 x H100 over AWS EFA, every dp x tp x pp x micro-batch x ZeRO-0/1
+// layout that ran (tests/data/throughput_hf_ultrascale_nanotron_h100.csv).
+// Each run goes through tier A as it ran: stack nanotron, cluster aws-p5 at
+// the run's node count, sequence parallel when tp > 1 (tp_mode
+// REDUCE_SCATTER), 1F1B, no recompute. ratio = predicted / measured tokens/s
+// per GPU (> 1: the model is too fast). Nothing here feeds back into the
+// model. The test fails when a row cannot be evaluated, and when a group's
+// median |ratio - 1|, or the planner's pick among each sweep group's measured
+// configs, gets worse than the committed table by more than 2 points.
+// PARASIM_PRINT_THROUGHPUT_TABLE=1 prints the tables, PARASIM_PRINT_THROUGHPUT_ROWS=1
+// every row (measured, predicted tokens/s per GPU, step, compute, exposed
+// communication and bubble seconds).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/loaders.h"
+#include "core/model_spec.h"
+#include "core/parallel_config.h"
+#include "cost_model/evaluator.h"
+#include "cost_model/software_stack.h"
+#include "planner/planner.h"
+#include "tests/cost_model/collective_test_util.h"
+
+using namespace parasim;
+
+namespace {
+
+// The sweep's model shapes: huggingface/nanotron a756526, scaling_benchmarks.py
+// model_configs (layers, hidden, heads, ffn); vocabulary 131,072; tied
+// embeddings when ffn < 10,000; multi-head attention unless the row's
+// kv_heads says 8 (see the CSV header).
+ModelSpec NanotronModel(const std::string& name, int kv_heads) {
+  struct Shape {
+    const char* name;
+    int layers, hidden, heads, ffn;
+  };
+  static const Shape kShapes[] = {{"nanotron-1b", 16, 2048, 32, 8192},
+                                  {"nanotron-3b", 28, 3072, 32, 8192},
+                                  {"nanotron-8b", 32, 4096, 32, 14336},
+                                  {"nanotron-80b", 80, 8192, 64, 28672}};
+  for (const Shape& s : kShapes) {
+    if (name != s.name) continue;
+    ModelSpec m;
+    m.name = name;
+    m.source = "huggingface/nanotron a756526 scaling_benchmarks.py";
+    m.num_layers = s.layers;
+    m.hidden_size = s.hidden;
+    m.num_attention_heads = s.heads;
+    m.num_kv_heads = kv_heads;
+    m.ffn_hidden_size = s.ffn;
+    m.vocab_size = 131072;
+    m.tied_embeddings = s.ffn < 10000;
+    return m;
+  }
+  FAIL("unknown model " << name);
+  return {};
+}
+
+struct Run {
+  std::string model;
+  int kv_heads = 0, nodes = 0, dp = 1, tp = 1, pp = 1, mbs = 1, grad_acc = 1, zero = 0;
+  double measured = 0;    // tokens/s per GPU
+  bool suspect = false;
+  Report report;
+  double Ratio() const { return report.tokens_per_s_per_gpu / measured; }
+};
+
+std::vector<Run> EvaluateSweep() {
+  const std::vector<std::map<std::string, std::string>> csv =
+      testing::ReadCsv(testing::DataPath("throughput_hf_ultrascale_nanotron_h100.csv"));
+  const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
+  std::vector<Run> runs;
+  for (const auto& r : csv) {
+    Run run;
+    run.model = r.at("model");
+    run.kv_heads = std::stoi(r.at("kv_heads"));
+    run.nodes = std::stoi(r.at("nodes"));
+    run.dp = std::stoi(r.at("dp"));
+    run.tp = std::stoi(r.at("tp"));
+    run.pp = std::stoi(r.at("pp"));
+    run.mbs = std::stoi(r.at("mbs"));
+    run.grad_acc = std::stoi(r.at("grad_acc"));
+    run.zero = std::stoi(r.at("zero"));
+    run.measured = std::stod(r.at("tokens_per_s_per_gpu"));
+    run.suspect = !r.at("suspect").empty();
+    JobSpec job;
+    job.global_batch = int64_t{run.mbs} * run.grad_acc * run.dp;   // what the run processed per step
+    job.seq_len = 4096;
+    job.precision = Precision::kBf16;
+    job.stack = stack.name;
+    const std::string cfg = "dp=" + r.at("dp") + ",tp=" + r.at("tp") + ",pp=" + r.at("pp") + ",mbs=" + r.at("mbs") +
+                            ",sharding=" + (run.zero == 1 ? "zero1" : "ddp") +
+                            ",recompute=none,schedule=1f1b,sp=" + (run.tp > 1 ? "on" : "off");
+    const ClusterSpec cluster = LoadCluster("aws-p5", run.nodes);
+    run.report = AnalyticalEvaluator(NanotronModel(run.model, run.kv_heads), cluster, job, stack)
+                     .Evaluate(ParseParallelConfig(cfg));
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+std::string Bucket(const char* name, int degree) {
+  return std::string(name) + (degree >= 16 ? ">=16" : "=" + std::to_string(degree));
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Stats {
+  size_t n = 0;
+  double median = 0, lo = 0, hi = 0, median_error = 0;
+};
+
+Stats Summarize(const std::vector<double>& ratios) {
+  std::vector<double> errors;
+  for (double r : ratios) errors.push_back(std::fabs(r - 1));
+  return {ratios.size(), Median(ratios), *std::min_element(ratios.begin(), ratios.end()),
+          *std::max_element(ratios.begin(), ratios.end()), Median(errors)};
+}
+
+void PrintRow(const std::string& group, const Stats& s) {
+  std::printf("| %s | %zu | %.3f | %.3f | %.3f | %.1f |\n", group.c_str(), s.n, s.median, s.lo, s.hi,
+              100 * s.median_error);
+}
+
+}  // namespace
+
+TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook nanotron H100 sweep", "[planner]") {
+  const std::vector<Run> runs = EvaluateSweep();
+  REQUIRE(runs.size() == 1758);
+  const bool print = std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE") != nullptr;
+  const bool print_rows = std::getenv("PARASIM_PRINT_THROUGHPUT_ROWS") != nullptr;
+  std::map<std::string, std::vector<double>> by_tp_pp, by_model;
+  std::map<int, std::vector<double>> by_nodes;
+  std::vector<double> all;
+  // The fastest measured run of each model x nodes x tp x pp cell: a slow
+  // outlier (a bad node, a noisy neighbour) cannot make a cell faster, so
+  // these ratios say what the layout costs with the noise taken out.
+  std::map<std::string, const Run*> best_of_cell;
+  // model x nodes: the sweep group in which the planner's pick is judged.
+  std::map<std::string, std::vector<const Run*>> sweep_groups;
+  int scored = 0, predicted_oom = 0, unexpressible = 0;
+  for (const Run& r : runs) {
+    INFO(r.model << " nodes=" << r.nodes << " " << r.report.config.ToString() << ": " << r.report.infeasible_reason);
+    // Every row, suspect or not, must be expressible: a step time comes back
+    // (a memory verdict still prices the step). The one known exception:
+    // nanotron spreads its embedding, final norm and head over pipeline
+    // blocks too, so it ran pp above the layer count (3B at pp=32), which a
+    // parasim stage (at least one layer) cannot express; such rows are listed.
+    if (r.report.tokens_per_s_per_gpu <= 0) {
+      REQUIRE(r.pp > NanotronModel(r.model, r.kv_heads).num_layers);
+      ++unexpressible;
+      if (print) std::printf("not expressible: %s nodes=%d dp=%d tp=%d pp=%d mbs=%d: %s\n", r.model.c_str(), r.nodes,
+                             r.dp, r.tp, r.pp, r.mbs, r.report.infeasible_reason.c_str());
+      continue;
+    }
+    REQUIRE(std::isfinite(r.Ratio()));
+    if (print_rows) {
+      std::printf("row,%s,%d,%d,%d,%d,%d,%d,%d,%d,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f\n", r.model.c_str(), r.kv_heads,
+                  r.nodes, r.dp, r.tp, r.pp, r.mbs, r.zero, r.suspect, r.measured, r.report.tokens_per_s_per_gpu,
+                  r.report.step_time.si(), r.report.compute.si(), r.report.exposed_comm.si(), r.report.bubble.si());
+    }
+    if (r.suspect) continue;
+    ++scored;
+    if (!r.report.feasible) ++predicted_oom;
+    const double ratio = r.Ratio();
+    all.push_back(ratio);
+    const std::string tp_pp = Bucket("tp", r.tp) + "," + Bucket("pp", r.pp);
+    by_tp_pp[tp_pp].push_back(ratio);
+    by_nodes[r.nodes].push_back(ratio);
+    by_model[r.model].push_back(ratio);
+    const std::string group = r.model + "/kv" + std::to_string(r.kv_heads) + "/n" + std::to_string(r.nodes);
+    const Run*& best = best_of_cell[tp_pp + "|" + group + "/tp" + std::to_string(r.tp) + "/pp" + std::to_string(r.pp)];
+    if (best == nullptr || r.measured > best->measured) best = &r;
+    sweep_groups[group].push_back(&r);
+  }
+  CHECK(unexpressible == 1);
+  CHECK(scored == 1739);
+  CHECK(predicted_oom == 0);   // every scored run ran on 80 GB
+
+  std::map<std::string, std::vector<double>> best_by_tp_pp;
+  std::vector<double> best_all;
+  for (const auto& [cell, r] : best_of_cell) {
+    best_by_tp_pp[cell.substr(0, cell.find('|'))].push_back(r->Ratio());
+    best_all.push_back(r->Ratio());
+  }
+
+  // The planner's pick among each group's measured configs (the fastest
+  // predicted, memory-feasible one), judged by its measured throughput over
+  // the group's measured best.
+  std::vector<double> pick_quality;
+  int picked_best = 0;
+  for (const auto& [group, members] : sweep_groups) {
+    if (members.size() < 2) continue;
+    const Run* pick = nullptr;
+    const Run* best = nullptr;
+    for (const Run* r : members) {
+      const bool faster = pick == nullptr || r->report.tokens_per_s_per_gpu > pick->report.tokens_per_s_per_gpu;
+      if (r->report.feasible && faster) pick = r;
+      if (best == nullptr || r->measured > best->measured) best = r;
+    }
+    REQUIRE(pick != nullptr);
+    pick_quality.push_back(pick->measured / best->measured);
+    if (pick == best) ++picked_best;
+    if (print) {
+      std::printf("pick | %s | %zu | %s | %.0f | %s | %.0f | %.3f |\n", group.c_str(), members.size(),
+                  pick->report.config.ToString().c_str(), pick->measured, best->report.config.ToString().c_str(),
+                  best->measured, pick->measured / best->measured);
+    }
+  }
+
+  // The planner's own search over the sweep's options (throughput objective;
+  // ZeRO-0/1, no recompute, no cp, 1F1B): the first of its 16 best plans that
+  // the sweep measured (same dp, tp, pp, mbs and ZeRO stage), its rank, and
+  // its measured throughput over the group's measured best.
+  std::vector<double> planner_quality;
+  int planner_top_measured = 0;
+  const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
+  for (const auto& [group, members] : sweep_groups) {
+    if (members.size() < 2) continue;
+    const Run& any = *members.front();
+    JobSpec job;
+    job.global_batch = 256;
+    job.seq_len = 4096;
+    job.stack = stack.name;
+    planner::PlanOptions options;
+    options.constraints =
+        planner::ConstraintSet::Parse("recompute=none,cp=1,sharding in ddp|zero1,schedule=1f1b,vpp=1", "test");
+    options.objective.objective = planner::Objective::kThroughput;
+    options.threads = 2;
+    options.baseline = false;
+    const planner::PlanResult plan = planner::RunPlan(
+        AnalyticalEvaluator(NanotronModel(any.model, any.kv_heads), LoadCluster("aws-p5", any.nodes), job, stack),
+        options);
+    const Run* best = *std::max_element(members.begin(), members.end(),
+                                        [](const Run* a, const Run* b) { return a->measured < b->measured; });
+    int rank = 0;
+    const Run* found = nullptr;
+    for (const Report& p : plan.plans) {
+      ++rank;
+      for (const Run* r : members) {
+        const ParallelConfig& c = p.config;
+        if (c.dp == r->dp && c.tp == r->tp && c.pp == r->pp && c.micro_batch == r->mbs &&
+            (c.sharding == ShardingMode::kZero1) == (r->zero == 1) &&
+            (found == nullptr || r->measured > found->measured)) {
+          found = r;
+        }
+      }
+      if (found != nullptr) break;
+    }
+    if (found == nullptr) {
+      if (print) std::printf("planner | %s | none of its %zu best plans ran |\n", group.c_str(), plan.plans.size());
+      continue;
+    }
+    if (rank == 1) ++planner_top_measured;
+    planner_quality.push_back(found->measured / best->measured);
+    if (print) {
+      std::printf("planner | %s | %d | %s | %.0f | %.0f | %.3f |\n", group.c_str(), rank,
+                  plan.plans[rank - 1].config.ToString().c_str(), found->measured, best->measured,
+                  found->measured / best->measured);
+    }
+  }
+
+  // Committed in docs/accuracy.md "Throughput ratios: nanotron H100 sweep":
+  // per tp x pp group, the median |ratio - 1| of the fastest run of each cell.
+  const std::map<std::string, double> recorded = {
+      {"tp=1,pp=1", 0.426},    {"tp=1,pp=2", 0.396},  {"tp=1,pp=4", 0.188},   {"tp=1,pp=8", 0.099},
+      {"tp=1,pp>=16", 0.034},  {"tp=2,pp=1", 0.493},  {"tp=2,pp=2", 0.386},   {"tp=2,pp=4", 0.250},
+      {"tp=2,pp=8", 0.201},    {"tp=2,pp>=16", 0.121}, {"tp=4,pp=1", 0.349},  {"tp=4,pp=2", 0.341},
+      {"tp=4,pp=4", 0.216},    {"tp=4,pp=8", 0.527},  {"tp=4,pp>=16", 0.432}, {"tp=8,pp=1", 0.245},
+      {"tp=8,pp=2", 0.439},    {"tp=8,pp=4", 1.509},  {"tp=8,pp=8", 2.197},   {"tp=8,pp>=16", 2.994},
+      {"tp>=16,pp=1", 0.388},  {"tp>=16,pp=2", 0.871}, {"tp>=16,pp=4", 3.064}, {"tp>=16,pp=8", 5.341},
+      {"tp>=16,pp>=16", 14.438},
+  };
+  for (const auto& [g, v] : best_by_tp_pp) {
+    const double median_error = Summarize(v).median_error;
+    INFO(g << ": median |ratio - 1| of the cells' fastest runs " << median_error);
+    REQUIRE(recorded.count(g) == 1);
+    CHECK(median_error <= recorded.at(g) + 0.02);
+  }
+  // All runs, noise included (docs/accuracy.md: 158.7 %), the pick among the
+  // measured configs (median measured(pick)/best 0.902 over 29 groups) and
+  // the planner's own search (a measured plan among its 16 best in 28 groups,
+  // median 0.902).
+  CHECK(Summarize(all).median_error <= 1.587 + 0.05);
+  CHECK(Median(pick_quality) >= 0.902 - 0.02);
+  CHECK(planner_quality.size() >= 28);
+  CHECK(Median(planner_quality) >= 0.902 - 0.02);
+  if (print) {
+    std::printf("by tp, pp: | group | runs | median | min | max | median |ratio-1| %% | cells | cell-best median |"
+                " cell-best median |ratio-1| %% |\n");
+    for (const auto& [g, v] : by_tp_pp) {
+      const Stats s = Summarize(v), b = Summarize(best_by_tp_pp.at(g));
+      std::printf("| %s | %zu | %.3f | %.3f | %.3f | %.1f | %zu | %.3f | %.1f |\n", g.c_str(), s.n, s.median, s.lo,
+                  s.hi, 100 * s.median_error, b.n, b.median, 100 * b.median_error);
+    }
+    std::printf("by nodes:\n");
+    for (const auto& [n, v] : by_nodes) PrintRow("nodes=" + std::to_string(n), Summarize(v));
+    // The cells' fastest runs by nodes, TP inside / across the node, pp = 1 or not.
+    std::map<std::pair<int, std::string>, std::vector<double>> cells_by_nodes;
+    for (const auto& [cell, r] : best_of_cell) {
+      const std::string kind = std::string(r->tp <= 8 ? "tp<=8" : "tp>8") + (r->pp == 1 ? ",pp=1" : ",pp>1");
+      cells_by_nodes[{r->nodes, kind}].push_back(r->Ratio());
+    }
+    std::printf("cell-best by nodes:\n");
+    for (const auto& [k, v] : cells_by_nodes) {
+      PrintRow("nodes=" + std::to_string(k.first) + "," + k.second, Summarize(v));
+    }
+    std::printf("by model:\n");
+    for (const auto& [g, v] : by_model) PrintRow(g, Summarize(v));
+    PrintRow("all runs", Summarize(all));
+    PrintRow("all cells (fastest run each)", Summarize(best_all));
+    std::printf("pick: %zu groups, pick is the measured best in %d, median measured(pick)/best %.3f, min %.3f\n",
+                pick_quality.size(), picked_best, Median(pick_quality),
+                *std::min_element(pick_quality.begin(), pick_quality.end()));
+    std::printf("planner: %zu groups with a measured plan among its 16 best, its first plan measured in %d, "
+                "median measured/best %.3f\n",
+                planner_quality.size(), planner_top_measured, Median(planner_quality));
+  }
+}
