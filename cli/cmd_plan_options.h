@@ -11,9 +11,7 @@
 
 namespace parasim::cli {
 
-using PlannerFlags = ::parasim::PlanSettings;
-
-inline void AddPlannerFlags(CLI::App& cmd, PlannerFlags& f, bool with_top = true) {
+inline void AddPlannerFlags(CLI::App& cmd, PlanSettings& f, bool with_top = true) {
   cmd.add_option("--objective", f.objective,
                  "What to optimize: tokens-per-joule | throughput | exposed-comm | cost | time-to-train")
       ->capture_default_str();

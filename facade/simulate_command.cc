@@ -50,20 +50,17 @@ std::string DetailTable(const Report& r) {
 // The report, with each simulated rank below it (tier B or C).
 Value ReportWithRanks(const Report& report, const std::vector<simulator::RankResult>& ranks) {
   Value j = JsonToValue(ReportToJsonValue(report));
-  Value rows = Value::Array();
-  for (const auto& r : ranks) {
-    rows.Push(Value::Object()
-                  .Set("name", r.name)
-                  .Set("gpu", r.gpu)
-                  .Set("stage", r.stage)
-                  .Set("gpus", r.gpus)
-                  .Set("compute_s", r.compute.si())
-                  .Set("comm_s", r.comm.si())
-                  .Set("exposed_comm_s", r.exposed_comm.si())
-                  .Set("idle_s", r.idle.si())
-                  .Set("energy_j", r.energy.si()));
-  }
-  j.Set("ranks", std::move(rows));
+  j.Set("ranks", ArrayOf(ranks, [](const simulator::RankResult& r) {
+    return Value::Record({{"name", r.name},
+                          {"gpu", r.gpu},
+                          {"stage", r.stage},
+                          {"gpus", r.gpus},
+                          {"compute_s", r.compute.si()},
+                          {"comm_s", r.comm.si()},
+                          {"exposed_comm_s", r.exposed_comm.si()},
+                          {"idle_s", r.idle.si()},
+                          {"energy_j", r.energy.si()}});
+  }));
   return j;
 }
 
