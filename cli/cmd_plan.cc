@@ -30,7 +30,8 @@ void RunPlan(PlanFlags f) {
   ProgressLine progress("plan", show);
   ProgressLine rescoring("plan: re-scoring with " + f.request.settings.RescoreModeName(), show, "plans");
   f.request.plot = !f.plot.empty();
-  const PlanOutput result = RunPlanCommand(f.request, f.out.Parsed(), {progress.Callback(), rescoring.Callback(), {}});
+  const PlanOutput result =
+      RunPlanCommand(f.request, f.out.Parsed(), {.search = progress.Callback(), .rescore = rescoring.Callback()});
   WriteReport(f.out, result.report);
   if (result.plot) WritePlot(*result.plot, f.plot);
 }

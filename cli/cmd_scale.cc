@@ -23,7 +23,7 @@ void RunScale(ScaleFlags f) {
   CheckPlotRequest(f.plot);
   ProgressLine progress("scale", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson), "GPU counts");
   f.request.plot = !f.plot.empty();
-  const ScaleOutput result = RunScaleCommand(f.request, f.out.Parsed(), {{}, {}, progress.Callback()});
+  const ScaleOutput result = RunScaleCommand(f.request, f.out.Parsed(), {.sweep = progress.Callback()});
   WriteReport(f.out, result.report);
   if (result.plot) WritePlot(*result.plot, f.plot);
 }

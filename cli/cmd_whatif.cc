@@ -39,7 +39,7 @@ void RunWhatif(WhatifFlags f) {
   CheckPlotRequest(f.plot);
   ProgressLine progress("whatif", ProgressLine::Wanted(f.quiet, f.out.Parsed() == Format::kJson), "points");
   f.request.plot = !f.plot.empty();
-  const WhatifOutput result = RunWhatifCommand(f.request, f.out.Parsed(), {{}, {}, progress.Callback()});
+  const WhatifOutput result = RunWhatifCommand(f.request, f.out.Parsed(), {.sweep = progress.Callback()});
   if (result.plot) WritePlot(*result.plot, f.plot);
   WriteReport(f.out, result.report);
 }

@@ -69,7 +69,9 @@ PlanOutput RunPlanCommand(const PlanRequest& f, ReportFormat format, const PlanP
     }
   } else {
     switch (format) {
-      case ReportFormat::kJson: out.report = MakeReport(format, JsonTextToValue(planner::PlanToJson(result, extras)), ""); break;
+      case ReportFormat::kJson:
+        out.report = MakeReport(format, JsonTextToValue(planner::PlanToJson(result, extras)), "");
+        break;
       case ReportFormat::kCsv: out.report = MakeReport(format, Value(), planner::PlanToCsv(result)); break;
       case ReportFormat::kTable: out.report = MakeReport(format, Value(), planner::PlanToTable(result, extras)); break;
     }

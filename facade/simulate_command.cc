@@ -128,7 +128,8 @@ SimulateOutput RunSimulateCommand(const SimulateRequest& q, ReportFormat format)
   }
   switch (format) {
     case ReportFormat::kJson:
-      out.report = MakeReport(format, ranks.empty() ? JsonToValue(ReportToJsonValue(report)) : ReportWithRanks(report, ranks), "");
+      out.report = MakeReport(
+          format, ranks.empty() ? JsonToValue(ReportToJsonValue(report)) : ReportWithRanks(report, ranks), "");
       break;
     case ReportFormat::kCsv: out.report = MakeReport(format, Value(), ReportsToCsv({report})); break;
     case ReportFormat::kTable:

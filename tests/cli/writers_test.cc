@@ -81,7 +81,8 @@ TEST_CASE("writers: a module's nlohmann JSON as values keeps its bytes", "[cli][
 
 TEST_CASE("writers: a row described once as a record, rows as an array", "[cli][writers]") {
   const Value record = Value::Record({{"a", 1}, {"b", "x"}, {"c", 2.5}, {"a", 3}});
-  CHECK(WriteJson(record) == WriteJson(Value::Object().Set("a", 3).Set("b", "x").Set("c", 2.5)));   // a repeated key replaces
+  // A repeated key replaces the first, in its place.
+  CHECK(WriteJson(record) == WriteJson(Value::Object().Set("a", 3).Set("b", "x").Set("c", 2.5)));
   const std::vector<int> rows = {1, 2, 3};
   const Value array = ArrayOf(rows, [](int r) { return Value::Record({{"n", r}, {"square", r * r}}); });
   REQUIRE(array.items().size() == 3);
