@@ -15,11 +15,6 @@
 namespace parasim::cli {
 namespace {
 
-// The JSON under --format json, else the table.
-void WriteReport(const ImportReport& report, const OutputOptions& out) {
-  WriteOutput(out, out.Parsed() == Format::kJson ? report.json : report.table);
-}
-
 const CommandRegistration kCalibrate{
     "calibrate",
     "Measure a GPU (CUDA builds), import nccl-tests logs and profiler traces, fit a calibrated GPU profile",
@@ -84,8 +79,8 @@ const CommandRegistration kCalibrate{
 
       return std::function<void()>([=] {
         if (run->parsed()) RunMicrobenchmarks(*run_dir, *quick, std::cerr);
-        if (imp->parsed()) WriteReport(NcclTestsReport(*import), *out);
-        if (tr->parsed()) WriteReport(TraceReport(*trace), *out);
+        if (imp->parsed()) WriteReport(*out, ImportNcclTests(*import, out->Parsed()));
+        if (tr->parsed()) WriteReport(*out, ImportTrace(*trace, out->Parsed()));
         if (imp2->parsed()) WriteOutput(*out, ImportCollectiveMeasurements(*cimp, std::cerr));
         if (fitc->parsed()) {
           const FittedProfile fitted = FitProfile(*fit);

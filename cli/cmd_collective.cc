@@ -52,18 +52,15 @@ Value ToValue(const CollectiveResult& r) {
   j.Set("ranks_per_node", r.ranks_per_node).Set("single_rail", r.single_rail);
   j.Set("ring_bandwidth_Bps", r.ring_bandwidth_Bps).Set("nccl", r.nccl).Set("fabric", r.fabric);
   if (!r.hw_profile.empty()) j.Set("hw_profile", r.hw_profile);
-  Value rows = Value::Array();
-  for (const CollectiveRow& c : r.rows) {
-    rows.Push(Value::Object()
-                  .Set("size_bytes", c.size_bytes)
-                  .Set("time_s", c.time_s)
-                  .Set("latency_s", c.latency_s)
-                  .Set("algbw_bytes_per_s", c.algbw_Bps)
-                  .Set("busbw_bytes_per_s", c.busbw_Bps)
-                  .Set("algo", c.algo)
-                  .Set("protocol", c.protocol));
-  }
-  j.Set("rows", rows);
+  j.Set("rows", ArrayOf(r.rows, [](const CollectiveRow& c) {
+    return Value::Record({{"size_bytes", c.size_bytes},
+                          {"time_s", c.time_s},
+                          {"latency_s", c.latency_s},
+                          {"algbw_bytes_per_s", c.algbw_Bps},
+                          {"busbw_bytes_per_s", c.busbw_Bps},
+                          {"algo", c.algo},
+                          {"protocol", c.protocol}});
+  }));
   return j;
 }
 

@@ -64,18 +64,16 @@ std::string Table1Text(const ValidationResult& v, bool details) {
 }
 
 Value Table1Value(const ValidationResult& v) {
-  Value rows = Value::Array();
-  for (const Table1Row& r : v.table1) {
-    rows.Push(Value::Object()
-                  .Set("params_b", r.params_b)
-                  .Set("tp", r.tp)
-                  .Set("pp", r.pp)
-                  .Set("gpus", r.gpus)
-                  .Set("published_tflops", r.published_tflops)
-                  .Set("predicted_tflops", r.predicted_tflops)
-                  .Set("error", r.error)
-                  .Set("config", r.config));
-  }
+  const Value rows = ArrayOf(v.table1, [](const Table1Row& r) {
+    return Value::Record({{"params_b", r.params_b},
+                          {"tp", r.tp},
+                          {"pp", r.pp},
+                          {"gpus", r.gpus},
+                          {"published_tflops", r.published_tflops},
+                          {"predicted_tflops", r.predicted_tflops},
+                          {"error", r.error},
+                          {"config", r.config}});
+  });
   Value j = Value::Object();
   j.Set("source", "Narayanan et al. 2021, SC21, arXiv:2104.04473, Table 1").Set("rows", rows);
   j.Set("median_abs_error", v.median_abs_error).Set("spearman", v.spearman);
@@ -89,21 +87,17 @@ Value ReportValue(const ValidationResult& v) {
   Value j = Value::Object();
   j.Set("source", "Fernandez et al., Hardware Scaling Trends and Diminishing Returns in Large-Scale Distributed Training");
   j.Set("passed", v.passed).Set("total", v.findings.size());
-  Value rows = Value::Array();
-  for (const FindingRow& r : v.findings) {
-    Value details = Value::Array();
-    for (const std::string& d : r.details) details.Push(d);
-    rows.Push(Value::Object()
-                  .Set("id", r.id)
-                  .Set("finding", r.finding)
-                  .Set("setup", r.setup)
-                  .Set("published", r.published)
-                  .Set("band", r.band)
-                  .Set("predicted", r.predicted)
-                  .Set("status", r.pass ? "PASS" : "FAIL")
-                  .Set("details", details)
-                  .Set("whole_space", r.whole_space));
-  }
+  const Value rows = ArrayOf(v.findings, [](const FindingRow& r) {
+    return Value::Record({{"id", r.id},
+                          {"finding", r.finding},
+                          {"setup", r.setup},
+                          {"published", r.published},
+                          {"band", r.band},
+                          {"predicted", r.predicted},
+                          {"status", r.pass ? "PASS" : "FAIL"},
+                          {"details", ArrayOf(r.details, [](const std::string& d) { return Value(d); })},
+                          {"whole_space", r.whole_space}});
+  });
   j.Set("rows", rows);
   if (v.ran_table1) j.Set("megatron_table1", Table1Value(v));
   return j;

@@ -8,9 +8,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "facade/command_report.h"
+
 namespace parasim::cli {
 
-enum class Format { kTable, kJson, kCsv };
+using Format = ::parasim::ReportFormat;
 
 // Options every report-printing command shares.
 struct OutputOptions {
@@ -22,6 +24,8 @@ void AddOutputOptions(CLI::App& cmd, OutputOptions& out, bool csv_allowed = true
 
 // Writes text to -o FILE atomically (temp file + rename) or to stdout.
 void WriteOutput(const OutputOptions& out, const std::string& text);
+// Writes a command's report: JSON through cli/output's writer, else its text.
+void WriteReport(const OutputOptions& out, const CommandReport& report);
 
 // The whole command line (the program's main and parasim-mpi's run this).
 int RunCli(int argc, char** argv);

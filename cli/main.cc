@@ -14,6 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/output/writers.h"
 #include "facade/report_provenance.h"
 #include "parasim/error.h"
 
@@ -106,6 +107,10 @@ void WriteOutput(const OutputOptions& out, const std::string& report) {
     fs::remove(tmp, ec);
     throw InvalidInput(out.output_file, "-o", "cannot move the finished file into place");
   }
+}
+
+void WriteReport(const OutputOptions& out, const CommandReport& report) {
+  WriteOutput(out, report.format == Format::kJson ? WriteJson(report.json) + "\n" : report.text);
 }
 
 }  // namespace parasim::cli

@@ -89,7 +89,7 @@ void CheckPlotRequest(const std::string& plot_file) {
     throw InvalidInput(plot_file, "--plot", "gnuplot is not on PATH (install gnuplot-nox, or drop --plot)");
 }
 
-void WritePlot(const planner::PlotSpec& spec, const std::string& plot_file) {
+void WritePlot(const PlotData& spec, const std::string& plot_file) {
   if (OutputSuppressed()) return;
   CheckPlotRequest(plot_file);
   const fs::path picture(plot_file);
@@ -102,8 +102,8 @@ void WritePlot(const planner::PlotSpec& spec, const std::string& plot_file) {
   const std::string terminal = Terminal(plot_file);
   // The kept script names the kept files; the one gnuplot runs names the temporaries.
   const auto script_text = [&](const fs::path& d, const fs::path& out) {
-    return "datafile = " + planner::GnuplotQuote(d.string()) + "\n" + terminal +
-           "set output " + planner::GnuplotQuote(out.string()) + "\n" + spec.script;
+    return "datafile = " + GnuplotQuote(d.string()) + "\n" + terminal +
+           "set output " + GnuplotQuote(out.string()) + "\n" + spec.script;
   };
   WriteText(data_tmp, spec.data);
   WriteText(script_tmp, script_text(data_tmp, picture_tmp));

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "planner/plot_data.h"
+#include "facade/plot_data.h"
 
 namespace CLI {
 class App;
@@ -22,6 +22,6 @@ void AddPlotOption(CLI::App& cmd, std::string& plot_file);
 void CheckPlotRequest(const std::string& plot_file);
 
 // Writes FILE.dat and FILE.gp, then runs gnuplot to draw FILE.
-void WritePlot(const planner::PlotSpec& spec, const std::string& plot_file);
+void WritePlot(const PlotData& spec, const std::string& plot_file);
 
 }  // namespace parasim::cli

@@ -2,9 +2,27 @@
 
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
+#include "facade/json_value.h"
 #include "simulator/schedule_export.h"
 
 namespace parasim {
+namespace {
+
+// calibrate/ writes both forms; the JSON goes on as values.
+CommandReport FromImport(const calibrate::ImportReport& report, ReportFormat format) {
+  return format == ReportFormat::kJson ? MakeReport(format, JsonTextToValue(report.json), "")
+                                       : MakeReport(ReportFormat::kTable, Value(), report.table);
+}
+
+}  // namespace
+
+CommandReport ImportNcclTests(const NcclTestsImportOptions& opt, ReportFormat format) {
+  return FromImport(calibrate::NcclTestsReport(opt), format);
+}
+
+CommandReport ImportTrace(const TraceImportOptions& opt, ReportFormat format) {
+  return FromImport(calibrate::TraceReport(opt), format);
+}
 
 FittedProfile FitStackToTrace(const StackFitOptions& opt, const SpecInputs& spec) {
   const ModelSpec model = spec.LoadModelSpec();

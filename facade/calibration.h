@@ -11,6 +11,7 @@
 #include "calibrate/device_programs.h"
 #include "calibrate/import_reports.h"
 #include "calibrate/profile_fitting.h"
+#include "facade/command_report.h"
 #include "facade/spec_inputs.h"
 
 namespace parasim {
@@ -19,11 +20,9 @@ using calibrate::CollectiveImportOptions;
 using calibrate::FitProfile;
 using calibrate::FittedProfile;
 using calibrate::ImportCollectiveMeasurements;
-using calibrate::ImportReport;
 using calibrate::NcclBenchArgs;
 using calibrate::NcclBenchOptions;
 using calibrate::NcclTestsImportOptions;
-using calibrate::NcclTestsReport;
 using calibrate::ProfileFitOptions;
 using calibrate::RequireCudaBuild;
 using calibrate::RunMicrobenchmarks;
@@ -31,7 +30,11 @@ using calibrate::RunNcclBench;
 using calibrate::RunReferenceStep;
 using calibrate::StackFitOptions;
 using calibrate::TraceImportOptions;
-using calibrate::TraceReport;
+
+// `import-nccl-tests`: alpha-beta per table of the logs; `import-trace`: the
+// steps of a profiled trace. The report in `format` (JSON or a table).
+CommandReport ImportNcclTests(const NcclTestsImportOptions& opt, ReportFormat format);
+CommandReport ImportTrace(const TraceImportOptions& opt, ReportFormat format);
 
 // The spec's stack refitted to a profiled step (calibrate::FitStack).
 FittedProfile FitStackToTrace(const StackFitOptions& opt, const SpecInputs& spec);

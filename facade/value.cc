@@ -4,6 +4,12 @@
 
 namespace parasim {
 
+Value Value::Record(std::initializer_list<std::pair<std::string, Value>> fields) {
+  Value out = Object();
+  for (const auto& [key, value] : fields) out.Set(key, value);
+  return out;
+}
+
 Value& Value::Set(const std::string& key, Value value) {
   if (kind_ == Kind::kNull) kind_ = Kind::kObject;
   if (kind_ != Kind::kObject) throw InternalError(StrCat("Value::Set('", key, "') on a value that is not an object"));

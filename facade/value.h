@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,9 @@ class Value {
   Value(std::string s) : kind_(Kind::kString), string_(std::move(s)) {}
   static Value Array() { return Value(Kind::kArray); }
   static Value Object() { return Value(Kind::kObject); }
+  // An object of `fields` in their order: a report's row, described once
+  // by its field names and values.
+  static Value Record(std::initializer_list<std::pair<std::string, Value>> fields);
 
   Kind kind() const { return kind_; }
   bool is_null() const { return kind_ == Kind::kNull; }
@@ -56,5 +60,13 @@ class Value {
   std::vector<Value> items_;
   std::vector<std::pair<std::string, Value>> members_;
 };
+
+// An array of `to_value(row)` for each of `rows`: a report's table as values.
+template <class Rows, class ToValue>
+Value ArrayOf(const Rows& rows, ToValue&& to_value) {
+  Value out = Value::Array();
+  for (const auto& row : rows) out.Push(to_value(row));
+  return out;
+}
 
 }  // namespace parasim

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -14,13 +13,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-// Commands not yet moved onto the facade (issue 14). Each must still break
-// the rule: a file moved is taken off this list, and the list only shrinks.
-const std::set<std::string> kNotYetMoved = {
-    "cli/cmd_plan.cc",     "cli/cmd_plan_options.h", "cli/cmd_scale.cc",
-    "cli/cmd_simulate.cc", "cli/cmd_whatif.cc",      "cli/plot.h",
-};
 
 bool Allowed(const std::string& rel, const std::string& header, bool quoted) {
   if (!quoted) {   // <...>: the standard library, POSIX and CLI11
@@ -54,13 +46,9 @@ TEST_CASE("cli includes only the facade, its writers and CLI11", "[cli][includes
     const std::vector<std::string> bad = Violations(entry.path(), rel);
     ++files;
     INFO(rel);
-    if (kNotYetMoved.count(rel)) {
-      CHECK_FALSE(bad.empty());   // moved? take it off kNotYetMoved
-    } else {
-      std::string includes;
-      for (const std::string& header : bad) includes += header + " ";
-      CHECK(includes == "");
-    }
+    std::string includes;
+    for (const std::string& header : bad) includes += header + " ";
+    CHECK(includes == "");
   }
   CHECK(files > 10);
 }

@@ -3,15 +3,18 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include "cli/output/writers.h"
+#include "facade/json_value.h"
 
 namespace {
 
+using parasim::ArrayOf;
 using parasim::Value;
 using namespace parasim::cli;
 
@@ -64,6 +67,27 @@ TEST_CASE("writers: JSON is byte-identical to nlohmann's dump(2)", "[cli][writer
   CHECK(WriteJson(Sample()) == SampleJson().dump(2));
   CHECK(WriteJson(Value::Array()) == "[]");
   CHECK(WriteJson(Value(0.1)) == nlohmann::json(0.1).dump());
+}
+
+TEST_CASE("writers: a module's nlohmann JSON as values keeps its bytes", "[cli][writers]") {
+  nlohmann::ordered_json j = SampleJson();
+  j["unsigned"] = uint64_t{42};
+  j["nested"] = SampleJson();
+  CHECK(WriteJson(parasim::JsonToValue(j)) == j.dump(2));
+  CHECK(WriteJson(parasim::JsonTextToValue(j.dump(2))) == j.dump(2));   // parsed back: the same bytes
+  CHECK(parasim::JsonToValue(j).Find("unsigned")->kind() == Value::Kind::kInt);
+  CHECK(parasim::JsonToValue(j).Find("whole")->kind() == Value::Kind::kNumber);   // 268435456.0 stays a double
+}
+
+TEST_CASE("writers: a row described once as a record, rows as an array", "[cli][writers]") {
+  const Value record = Value::Record({{"a", 1}, {"b", "x"}, {"c", 2.5}, {"a", 3}});
+  // A repeated key replaces the first, in its place.
+  CHECK(WriteJson(record) == WriteJson(Value::Object().Set("a", 3).Set("b", "x").Set("c", 2.5)));
+  const std::vector<int> rows = {1, 2, 3};
+  const Value array = ArrayOf(rows, [](int r) { return Value::Record({{"n", r}, {"square", r * r}}); });
+  REQUIRE(array.items().size() == 3);
+  CHECK(array.items()[2].Find("square")->as_int() == 9);
+  CHECK(WriteJson(ArrayOf(std::vector<int>{}, [](int r) { return Value(r); })) == "[]");
 }
 
 TEST_CASE("writers: YAML reads back to the same values", "[cli][writers]") {
