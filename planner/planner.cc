@@ -30,7 +30,9 @@ using Scored = CandidateScore;
 // per nesting level (the baseline's search runs inside the main one).
 struct QueryBuffers {
   SearchSpace space;
+  MergedScores merged;
   std::vector<double> score, other;
+  std::vector<size_t> feasible, sorted;
 };
 class BufferLease {
  public:
@@ -167,7 +169,12 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     return ScorePlanSlice(space, scorer, options, k, count, ranker);
   };
   const SliceRunner& runner = DefaultSliceRunner();
-  MergedScores merged = MergePlanSlices(space, runner ? runner(score_slice) : std::vector<PlanSlice>{score_slice(0, 1)});
+  MergedScores& merged = buffers.merged;
+  if (runner) {
+    merged = MergePlanSlices(space, runner(score_slice));
+  } else {
+    ScoreWholeSpace(space, scorer, options, ranker, &merged);   // one slice, into the reused buffer
+  }
   const std::vector<Scored>& scored = merged.scores;
   const std::map<std::string, int64_t>& infeasible_reasons = merged.infeasible_reasons;
 
@@ -180,7 +187,8 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   result.rejected = space.rejected;
   for (const auto& [reason, count] : infeasible_reasons) result.rejected[reason] += count;
 
-  std::vector<size_t> feasible;
+  std::vector<size_t>& feasible = buffers.feasible;
+  feasible.clear();
   std::vector<double>& score = buffers.score;
   score.assign(scored.size(), 0.0);
   int64_t dominated = 0, implied_memory = 0, over_max = 0, over_time = 0;
@@ -227,7 +235,8 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   };
   const size_t wanted = static_cast<size_t>(options.top_k);
   const size_t want_unique = rescorer ? std::max(wanted, static_cast<size_t>(options.rescore_k)) : wanted;
-  std::vector<size_t> sorted = feasible;
+  std::vector<size_t>& sorted = buffers.sorted;
+  sorted.assign(feasible.begin(), feasible.end());
   std::sort(sorted.begin(), sorted.end(), better);
   std::vector<double>& other = buffers.other;
   other.assign(scored.size(), 0.0);
