@@ -11,6 +11,13 @@
 // 155 ms, changed batch 201 ms; scored 110,814 / 92,981 / 118,305 configs
 // (searched 238,878 / 216,283 / 275,966). The scored counts must not drop.
 // After (same machine, as loaded): about 90 / 76 / 98 ms, same counts.
+// Then (query buffers for the scores, memory sized only up to the first stage
+// that does not fit, best-first ranking from a heap, Pareto points cut before
+// sorting, reason categories compared inline), the same 2-core machine under
+// a load average of ~9, CPU time, min of 3 repetitions, both binaries back to
+// back twice: before 101-103 / 83 / 104 ms, after 79 / 63-64 / 82 ms; the same
+// counts. The issue's 20 ms / 2 ms are not reached (docs/DECISIONS.md, "Fast
+// scheduler queries").
 // BM_Enumerate_* times the space enumeration alone (a part of each query).
 // "First query" means a fresh Planner (its caches empty); the process has
 // run queries before, so the planner's per-thread buffers (planner.cc

@@ -242,7 +242,7 @@ ConfigMetrics AnalyticalEvaluator::Impl::Rank(const ParallelConfig& c) const {
   const Units& units = UnitCostsOf(*this, c, cs);
   const std::vector<int>& stage_layers = StageLayerSplit(*this, c);
   thread_local MemoryPlan memory;
-  SizeStageMemory(*this, c, cs, units, stage_layers, &memory);
+  SizeStageMemory(*this, c, cs, units, stage_layers, &memory, capacity);   // stops at a stage that does not fit
   if (ExceedsMemory(*this, memory)) {
     PlaceCommunication(*this, c, cs, units);   // a placement error outranks memory, as in Analyze
     out.reason_category = "memory";

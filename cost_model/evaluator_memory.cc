@@ -22,7 +22,7 @@ int64_t Bf16LayersOnStage(const EvaluatorData& d, const std::vector<int>& stage_
 }  // namespace
 
 void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                     const std::vector<int>& stage_layers, MemoryPlan* out) {
+                     const std::vector<int>& stage_layers, MemoryPlan* out, double stop_above) {
   const double T = cs.T;
   // Per-layer activation terms of this config (the same on every stage).
   const double scores = c.recompute == RecomputeMode::kNone ? T * d.score_bytes_per_token / c.tp : 0.0;
@@ -74,6 +74,11 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     if (s == 0 || mem.total > out->stage_bytes[out->peak_stage]) {   // the first stage at the peak
       out->peak_stage = s;
       out->peak = mem;
+    }
+    if (mem.total > stop_above) {   // the verdict is known: some stage does not fit
+      out->peak_stage = s;
+      out->peak = mem;
+      return;
     }
     if (middle) {
       previous = mem;

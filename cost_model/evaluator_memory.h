@@ -2,6 +2,7 @@
 // peak stage's breakdown.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "cost_model/evaluator_context.h"
@@ -15,8 +16,11 @@ struct MemoryPlan {
   int peak_stage = 0;                // the first stage at the peak
 };
 
-// Sizes every stage into `out` (reused between calls).
+// Sizes every stage into `out` (reused between calls). With `stop_above`,
+// sizing stops at the first stage above it, made the peak stage: the memory
+// verdict (ExceedsMemory at stop_above) is the full sizing's, nothing else is.
 void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                     const std::vector<int>& stage_layers, MemoryPlan* out);
+                     const std::vector<int>& stage_layers, MemoryPlan* out,
+                     double stop_above = std::numeric_limits<double>::infinity());
 
 }  // namespace parasim

@@ -94,11 +94,21 @@ double ObjectiveScore(const ObjectiveOptions& options, const PlanMetrics& m, int
 }
 
 std::vector<size_t> ParetoFront(std::vector<ParetoPoint> points) {
-  std::sort(points.begin(), points.end(), [](const ParetoPoint& a, const ParetoPoint& b) {
+  auto before = [](const ParetoPoint& a, const ParetoPoint& b) {
     if (a.throughput != b.throughput) return a.throughput > b.throughput;
     if (a.tokens_per_joule != b.tokens_per_joule) return a.tokens_per_joule > b.tokens_per_joule;
     return a.index < b.index;
-  });
+  };
+  // Only the first point in order and the more energy-efficient ones can be
+  // on the front (the first precedes every other): drop the rest before
+  // sorting (a planner's space holds tens of thousands of points).
+  if (!points.empty()) {
+    const ParetoPoint first = *std::min_element(points.begin(), points.end(), before);
+    std::erase_if(points, [&](const ParetoPoint& p) {
+      return p.tokens_per_joule <= first.tokens_per_joule && p.index != first.index;
+    });
+  }
+  std::sort(points.begin(), points.end(), before);
   std::vector<size_t> front;
   double best_tpj = -std::numeric_limits<double>::infinity();
   for (const ParetoPoint& p : points) {

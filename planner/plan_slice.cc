@@ -30,13 +30,22 @@ size_t ChainsInBound(const SearchSpace& space, int64_t max_configs) {
   return space.chains.size();
 }
 
+// Equal texts; inline (categories are a few bytes: a library memcmp call
+// per infeasible config showed in profiles).
+bool SameText(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // A chain's infeasible reasons by category (a few), merged into the slice's
 // under its lock once per chain.
 struct ReasonTally {
   std::vector<std::pair<std::string, int64_t>> counts;
   void Add(const std::string& category) {
     for (auto& [reason, count] : counts) {
-      if (reason == category) {
+      if (SameText(reason, category)) {
         ++count;
         return;
       }
@@ -81,7 +90,7 @@ void ScoreChain(const ChainScoring& c, const Chain& chain) {
       const ConfigMetrics r = c.ranker ? (*c.ranker)(config) : MetricsOfReport(c.scorer(config));
       if (!r.feasible) {
         s.state = CandidateState::kInfeasible;
-        all_memory = all_memory && r.reason_category == kMemoryCategory;
+        all_memory = all_memory && SameText(r.reason_category, kMemoryCategory);
         tally.Add(r.reason_category);
         continue;
       }
@@ -128,8 +137,13 @@ SliceRunner& DefaultRunnerSlot() {
 
 }  // namespace
 
-PlanSlice ScorePlanSlice(const SearchSpace& space, const Scorer& scorer, const PlanOptions& options, int k,
-                         int count, const MetricScorer* ranker) {
+namespace {
+
+// Scores the chains of slice k of K into `scored` (slots indexed by
+// candidate, sized to the space); returns the chains it settled.
+std::vector<size_t> ScoreChains(const SearchSpace& space, const Scorer& scorer, const PlanOptions& options, int k,
+                                int count, const MetricScorer* ranker, std::vector<CandidateScore>& scored,
+                                std::map<std::string, int64_t>& reasons) {
   PARASIM_CHECK(count >= 1 && k >= 0 && k < count, "slice ", k, " of ", count);
   const bool dominance = options.recompute_dominance && options.objective.objective != Objective::kExposedComm;
   const size_t chains_in_bound = ChainsInBound(space, options.max_configs);
@@ -141,11 +155,7 @@ PlanSlice ScorePlanSlice(const SearchSpace& space, const Scorer& scorer, const P
     total += ChainSize(space, space.chains[ci]);
   }
 
-  std::vector<CandidateScore> scored(space.candidates.size());
   std::mutex reasons_mutex;
-  PlanSlice slice;
-  slice.index = k;
-  slice.count = count;
   const auto start = std::chrono::steady_clock::now();
   std::atomic<bool> out_of_time{false};
   std::atomic<int64_t> settled{0};
@@ -164,11 +174,24 @@ PlanSlice ScorePlanSlice(const SearchSpace& space, const Scorer& scorer, const P
       out_of_time.store(true);
       return mark_chain(chain, CandidateState::kTimeBudget);
     }
-    ScoreChain(ChainScoring{space, scorer, ranker, options, dominance, scored, reasons_mutex, slice.infeasible_reasons},
-               chain);
+    ScoreChain(ChainScoring{space, scorer, ranker, options, dominance, scored, reasons_mutex, reasons}, chain);
     if (options.progress) options.progress(settled += ChainSize(space, chain), total);
   });
+  return mine;
+}
 
+}  // namespace
+
+PlanSlice ScorePlanSlice(const SearchSpace& space, const Scorer& scorer, const PlanOptions& options, int k,
+                         int count, const MetricScorer* ranker) {
+  std::vector<CandidateScore> scored(space.candidates.size());
+  PlanSlice slice;
+  slice.index = k;
+  slice.count = count;
+  const std::vector<size_t> mine = ScoreChains(space, scorer, options, k, count, ranker, scored,
+                                               slice.infeasible_reasons);
+  int64_t total = 0;
+  for (size_t ci : mine) total += ChainSize(space, space.chains[ci]);
   slice.candidates.reserve(static_cast<size_t>(total));
   slice.scores.reserve(static_cast<size_t>(total));
   for (size_t ci : mine) {
@@ -182,6 +205,15 @@ PlanSlice ScorePlanSlice(const SearchSpace& space, const Scorer& scorer, const P
     }
   }
   return slice;
+}
+
+void ScoreWholeSpace(const SearchSpace& space, const Scorer& scorer, const PlanOptions& options,
+                     const MetricScorer* ranker, MergedScores* out) {
+  out->scores.assign(space.candidates.size(), CandidateScore{});
+  out->infeasible_reasons.clear();
+  ScoreChains(space, scorer, options, 0, 1, ranker, out->scores, out->infeasible_reasons);
+  for (const CandidateScore& s : out->scores)
+    PARASIM_CHECK(s.state != CandidateState::kUnscored, "a candidate was left unscored");
 }
 
 MergedScores MergePlanSlices(const SearchSpace& space, const std::vector<PlanSlice>& slices) {

@@ -75,6 +75,12 @@ MergedScores MergePlanSlices(const SearchSpace& space, const std::vector<PlanSli
 std::string SerializePlanSlice(const PlanSlice& slice);
 PlanSlice DeserializePlanSlice(std::string_view bytes);
 
+// The whole space as one slice, straight into `out` (whose vectors keep
+// their capacity between calls: a scheduler's next query reuses the pages):
+// equal to MergePlanSlices over {ScorePlanSlice(space, ..., 0, 1)}.
+void ScoreWholeSpace(const SearchSpace& space, const Scorer& scorer, const PlanOptions& options,
+                     const MetricScorer* ranker, MergedScores* out);
+
 // How RunPlan gets its slices: given the scorer of slice k of K, returns the
 // slices covering the space. The default scores slice 0 of 1 here; an MPI
 // run scores its own rank's slice and all-gathers the others, so every rank

@@ -30,7 +30,9 @@ using Scored = CandidateScore;
 // per nesting level (the baseline's search runs inside the main one).
 struct QueryBuffers {
   SearchSpace space;
+  MergedScores merged;
   std::vector<double> score, other;
+  std::vector<size_t> feasible, sorted;   // sorted: the ranking heap
 };
 class BufferLease {
  public:
@@ -112,15 +114,43 @@ struct UniquePlan {
   std::vector<std::string> equivalents;
 };
 
-// The first `wanted` plans of `sorted` (best first) with distinct metrics;
+// Candidates best first, ordered lazily: ranking reads only the first few
+// (the plans it returns and their ties), so a heap hands them out in order
+// instead of sorting every feasible candidate. `better` is a strict total
+// order (ties broken by index), so the sequence is the full sort's.
+template <class Better>
+class BestFirst {
+ public:
+  BestFirst(std::vector<size_t>& heap, Better better) : heap_(heap), worse_{better} {
+    std::make_heap(heap_.begin(), heap_.end(), worse_);
+  }
+  bool Next(size_t* i) {
+    if (heap_.empty()) return false;
+    std::pop_heap(heap_.begin(), heap_.end(), worse_);
+    *i = heap_.back();
+    heap_.pop_back();
+    return true;
+  }
+
+ private:
+  struct Worse {
+    Better better;
+    bool operator()(size_t a, size_t b) const { return better(b, a); }
+  };
+  std::vector<size_t>& heap_;
+  Worse worse_;
+};
+
+// The first `wanted` plans of `best` (best first) with distinct metrics;
 // a plan equal to a kept one on every metric joins its equivalents. Equal
 // metrics mean an equal rank key, so only candidates tied with a kept plan
 // on (score, other) are evaluated to compare.
-std::vector<UniquePlan> FirstUniquePlans(const std::vector<size_t>& sorted, size_t wanted,
+template <class Better>
+std::vector<UniquePlan> FirstUniquePlans(BestFirst<Better>& best, size_t wanted,
                                          const std::vector<double>& score, const std::vector<double>& other,
                                          const SearchSpace& space, const Scorer& scorer) {
   std::vector<UniquePlan> out;
-  for (size_t i : sorted) {
+  for (size_t i = 0; best.Next(&i);) {
     UniquePlan* same = nullptr;
     Report r;
     bool evaluated = false;
@@ -167,7 +197,12 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
     return ScorePlanSlice(space, scorer, options, k, count, ranker);
   };
   const SliceRunner& runner = DefaultSliceRunner();
-  MergedScores merged = MergePlanSlices(space, runner ? runner(score_slice) : std::vector<PlanSlice>{score_slice(0, 1)});
+  MergedScores& merged = buffers.merged;
+  if (runner) {
+    merged = MergePlanSlices(space, runner(score_slice));
+  } else {
+    ScoreWholeSpace(space, scorer, options, ranker, &merged);   // one slice, into the reused buffer
+  }
   const std::vector<Scored>& scored = merged.scores;
   const std::map<std::string, int64_t>& infeasible_reasons = merged.infeasible_reasons;
 
@@ -180,7 +215,8 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   result.rejected = space.rejected;
   for (const auto& [reason, count] : infeasible_reasons) result.rejected[reason] += count;
 
-  std::vector<size_t> feasible;
+  std::vector<size_t>& feasible = buffers.feasible;
+  feasible.clear();
   std::vector<double>& score = buffers.score;
   score.assign(scored.size(), 0.0);
   int64_t dominated = 0, implied_memory = 0, over_max = 0, over_time = 0;
@@ -227,12 +263,13 @@ PlanResult RunPlan(const ModelSpec& model, const JobSpec& job, int gpus, int gpu
   };
   const size_t wanted = static_cast<size_t>(options.top_k);
   const size_t want_unique = rescorer ? std::max(wanted, static_cast<size_t>(options.rescore_k)) : wanted;
-  std::vector<size_t> sorted = feasible;
-  std::sort(sorted.begin(), sorted.end(), better);
+  std::vector<size_t>& heap = buffers.sorted;
+  heap.assign(feasible.begin(), feasible.end());
+  BestFirst best(heap, better);
   std::vector<double>& other = buffers.other;
   other.assign(scored.size(), 0.0);
   for (size_t i : feasible) other[i] = throughput_objective ? scored[i].tokens_per_joule : scored[i].tokens_per_s;
-  const std::vector<UniquePlan> unique = FirstUniquePlans(sorted, want_unique, score, other, space, scorer);
+  const std::vector<UniquePlan> unique = FirstUniquePlans(best, want_unique, score, other, space, scorer);
   const size_t ranked = unique.size();
   if (rescorer == nullptr) {
     for (const UniquePlan& u : unique) {

@@ -56,6 +56,19 @@ void RequireSame(const Report& a, const Report& b) {
   }
 }
 
+// The planner's metrics of `m` are those of the report `r`, bit for bit.
+void RequireSameMetrics(const ConfigMetrics& m, const Report& r) {
+  INFO(r.config.ToString());
+  REQUIRE(m.feasible == r.feasible);
+  if (!r.feasible) {
+    CHECK(r.infeasible_reason.rfind(m.reason_category + ":", 0) == 0);
+    return;
+  }
+  CHECK(m.tokens_per_s == r.tokens_per_s);
+  CHECK(m.tokens_per_joule == r.tokens_per_joule);
+  CHECK(m.exposed_comm_fraction == r.exposed_comm_fraction);
+}
+
 }  // namespace
 
 TEST_CASE("evaluator: a Resized evaluator reports as a fresh one, memo tables warm or cold", "[evaluator]") {
@@ -78,6 +91,9 @@ TEST_CASE("evaluator: a Resized evaluator reports as a fresh one, memo tables wa
     for (const ParallelConfig& c : Configs(64)) base.Evaluate(c);   // the base's entries in the tables
     for (const ParallelConfig& c : configs) RequireSame(resized.Evaluate(c), fresh.Evaluate(c));
     for (const ParallelConfig& c : configs) RequireSame(fresh.Evaluate(c), resized.Evaluate(c));
+    // The planner's path: the ranking metrics, warm from the base's query.
+    for (const ParallelConfig& c : Configs(64)) base.Metrics(c);
+    for (const ParallelConfig& c : configs) RequireSameMetrics(resized.Metrics(c), fresh.Evaluate(c));
     // And the base after its resized copy filled the tables.
     for (const ParallelConfig& c : Configs(64)) RequireSame(base.Evaluate(c), base_fresh.Evaluate(c));
   }

@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -20,6 +23,49 @@ TEST_CASE("planner: pareto front of hand-made points", "[planner]") {
   CHECK(ParetoFront({{1, 1, 7}}) == std::vector<size_t>{7});
   // A single point best on both axes is the whole front.
   CHECK(ParetoFront({{5, 5, 0}, {4, 4, 1}, {5, 1, 2}, {1, 5, 3}}) == std::vector<size_t>{0});
+}
+
+// The front by its definition, O(n^2): no other point matches or beats a
+// survivor on both axes while beating it on one; of exact duplicates the
+// lowest index stays; highest throughput first.
+std::vector<size_t> BruteForceFront(const std::vector<ParetoPoint>& points) {
+  std::vector<ParetoPoint> kept;
+  for (const ParetoPoint& p : points) {
+    bool out = false;
+    for (const ParetoPoint& q : points) {
+      const bool dominates = q.throughput >= p.throughput && q.tokens_per_joule >= p.tokens_per_joule &&
+                             (q.throughput > p.throughput || q.tokens_per_joule > p.tokens_per_joule);
+      const bool earlier_duplicate =
+          q.throughput == p.throughput && q.tokens_per_joule == p.tokens_per_joule && q.index < p.index;
+      out = out || dominates || earlier_duplicate;
+    }
+    if (!out) kept.push_back(p);
+  }
+  std::sort(kept.begin(), kept.end(),
+            [](const ParetoPoint& a, const ParetoPoint& b) { return a.throughput > b.throughput; });
+  std::vector<size_t> front;
+  for (const ParetoPoint& p : kept) front.push_back(p.index);
+  return front;
+}
+
+TEST_CASE("planner: pareto front equals the definition on random points with ties", "[planner]") {
+  // Small integer coordinates: many ties and exact duplicates, the cases a
+  // pre-sort cut of dominated points must get right.
+  uint64_t x = 12345;
+  auto next = [&](int n) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>((x >> 33) % static_cast<uint64_t>(n));
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 1 + static_cast<int>(next(60));
+    const int range = 2 + static_cast<int>(next(12));
+    std::vector<ParetoPoint> points;
+    for (int i = 0; i < n; ++i) points.push_back({1 + next(range), 1 + next(range), static_cast<size_t>(i)});
+    // Indices need not follow the vector's order.
+    for (int i = n - 1; i > 0; --i) std::swap(points[i], points[static_cast<size_t>(next(i + 1))]);
+    INFO("trial " << trial);
+    CHECK(ParetoFront(points) == BruteForceFront(points));
+  }
 }
 
 TEST_CASE("planner: objective values and directions", "[planner]") {
