@@ -24,6 +24,7 @@
 #include "core/loaders.h"
 #include "core/model_spec.h"
 #include "core/parallel_config.h"
+#include "core/statistics.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/software_stack.h"
 #include "tests/cost_model/collective_test_util.h"
@@ -82,12 +83,6 @@ ModelSpec NemoModel(const std::string& name) {
 
 std::string Bucket(const char* name, int degree) {
   return std::string(name) + (degree >= 16 ? ">=16" : "=" + std::to_string(degree));
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
