@@ -225,3 +225,22 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   REQUIRE(!issues.empty());
   CHECK(issues.front().key == "attention." + s.attention_by_arch.front().first + ".forward_efficiency");
 }
+
+TEST_CASE("cost_model: CP kinds, TP overlap and host-synchronous p2p round-trip through a stack file",
+          "[cost_model][stack_io]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  s.supports_cp_p2p = false;
+  s.supports_cp_a2a = true;
+  s.supports_cp_allgather = false;
+  s.tp_comm_overlap = 0.875;
+  s.tp_overlap_gemm_slowdown = 0.069;
+  s.pp_host_synchronous = true;
+  s.host_per_micro_batch_s = 1.25e-3;
+  const SoftwareStackFile f = ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}, "megatron-core"), "s.yaml");
+  CHECK(f.stack == s);
+  CHECK_FALSE(f.stack.SupportsCp(CpComm::kP2p));
+  CHECK(f.stack.SupportsCp(CpComm::kA2a));
+  // Out of range: a fraction above 1 is named with its field.
+  const std::string bad = "base: megatron-core\ntp_comm_overlap: 1.5\n";
+  CHECK_THROWS_WITH(ParseSoftwareStackYaml(bad, "bad.yaml"), Catch::Matchers::Contains("tp_comm_overlap"));
+}
