@@ -208,3 +208,21 @@ TEST_CASE("cost_model: cp_comm round-trips through the config text; ring stays i
   CHECK(ParseParallelConfig("dp=2,cp=4").ToString().find("cp_comm") == std::string::npos);
   CHECK_THROWS_AS(ParseParallelConfig("dp=2,cp=4,cp_comm=ulysses"), InvalidInput);
 }
+
+TEST_CASE("cost_model: the evaluator's memo tells CP kinds apart", "[cost_model][cp]") {
+  // Same degrees and micro-batch, different kind: a memo keyed without the
+  // kind would hand one kind's units or collectives to the other.
+  const ClusterSpec node = testing::Dgx(testing::H100(), 1);
+  const JobSpec job = testing::Job(8, 32768);
+  const SoftwareStack s = LoadSoftwareStack("megatron-core");
+  const AnalyticalEvaluator shared(testing::Llama2_7b(), node, job, s);
+  for (const char* kind : {"p2p", "a2a", "allgather", "a2a", "p2p"}) {
+    INFO(kind);
+    const ParallelConfig c = ParseParallelConfig(std::string("dp=1,cp=8,sharding=zero1,cp_comm=") + kind);
+    const Report warm = shared.Evaluate(c);
+    const Report fresh = AnalyticalEvaluator(testing::Llama2_7b(), node, job, s).Evaluate(c);
+    CHECK(warm.step_time.si() == fresh.step_time.si());
+    CHECK(warm.memory_per_gpu.si() == fresh.memory_per_gpu.si());
+    CHECK(DimTotal(warm, "cp") == DimTotal(fresh, "cp"));
+  }
+}
