@@ -297,7 +297,7 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
     add("schedule", StrCat("interleaved 1F1B needs the ", m, " micro-batches to be a multiple of pp=", pp));
   }
   if (sequence_parallel && tp == 1) add("sp", "sp=on needs tp>1");
-  if (cp > 1 && tp >= 1) {
+  if (cp > 1) {
     const std::string cp_problem = CpCommProblem(model, tp, cp, cp_comm);
     if (!cp_problem.empty()) add("cp_comm", cp_problem);
   }
