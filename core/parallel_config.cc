@@ -89,6 +89,13 @@ void Apply(ParallelConfig& c, const std::string& key, const std::string& value, 
     else bad("is not one of: gpipe, 1f1b, interleaved, zb-h1");
     return;
   }
+  if (key == "cp_comm") {
+    if (value == "p2p") c.cp_comm = CpComm::kP2p;
+    else if (value == "a2a") c.cp_comm = CpComm::kA2a;
+    else if (value == "allgather") c.cp_comm = CpComm::kAllGather;
+    else bad("is not one of: p2p, a2a, allgather");
+    return;
+  }
   if (key == "order") {
     std::vector<std::string> parts;
     std::stringstream in(value);
@@ -115,10 +122,31 @@ void Apply(ParallelConfig& c, const std::string& key, const std::string& value, 
   }
   issues.Add(where, key,
              "unknown key; valid: dp, tp, pp, cp, ep, mbs, sharding, recompute, sp, vpp, schedule, order, "
-             "prefetch, pp_layers");
+             "prefetch, pp_layers, cp_comm");
 }
 
 }  // namespace
+
+const char* ToString(CpComm k) {
+  switch (k) {
+    case CpComm::kP2p: return "p2p";
+    case CpComm::kA2a: return "a2a";
+    case CpComm::kAllGather: return "allgather";
+  }
+  return "?";
+}
+
+std::string CpCommProblem(const ModelSpec& model, int tp, int cp, CpComm kind) {
+  if (cp <= 1 || kind != CpComm::kA2a) return "";
+  const int64_t heads = model.num_attention_heads;
+  const int64_t kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : heads;
+  if (heads % (int64_t{tp} * cp) != 0 || kv_heads % (int64_t{tp} * cp) != 0) {
+    return StrCat("cp_comm=a2a splits the attention heads over tp·cp = ", tp, "·", cp, " = ", tp * cp,
+                  " ranks, but the model has ", heads, " query and ", kv_heads,
+                  " key/value heads (both must divide); use cp_comm=p2p or allgather");
+  }
+  return "";
+}
 
 const char* ToString(ShardingMode m) {
   switch (m) {
@@ -269,6 +297,10 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
     add("schedule", StrCat("interleaved 1F1B needs the ", m, " micro-batches to be a multiple of pp=", pp));
   }
   if (sequence_parallel && tp == 1) add("sp", "sp=on needs tp>1");
+  if (cp > 1) {
+    const std::string cp_problem = CpCommProblem(model, tp, cp, cp_comm);
+    if (!cp_problem.empty()) add("cp_comm", cp_problem);
+  }
   if (sharding == ShardingMode::kHsdp) {
     if (hsdp_group < 1 || dp % hsdp_group != 0) {
       add("sharding", StrCat("hsdp:", hsdp_group, ": the group size must divide dp=", dp));
@@ -284,6 +316,8 @@ std::string ParallelConfig::ToString() const {
                          ",sharding=", sharding_text, ",recompute=", parasim::ToString(recompute),
                          ",sp=", sequence_parallel ? "on" : "off", ",vpp=", vpp,
                          ",schedule=", parasim::ToString(schedule), ",order=", order, ",prefetch=", prefetch);
+  // Ring (the default) is left out, so configs written before CP kinds read back unchanged.
+  if (cp_comm != CpComm::kP2p) s += StrCat(",cp_comm=", parasim::ToString(cp_comm));
   if (!pp_layers.empty()) {
     s += ",pp_layers=";
     for (size_t i = 0; i < pp_layers.size(); ++i) s += StrCat(i ? ":" : "", pp_layers[i]);

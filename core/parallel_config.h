@@ -16,6 +16,12 @@ struct JobSpec;
 enum class ShardingMode { kDdp, kZero1, kZero2Replicated, kZero2, kZero3, kHsdp };
 enum class RecomputeMode { kNone, kSelective, kFull };
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved, kZeroBubble };
+// How context-parallel attention exchanges K/V (Megatron-LM --cp-comm-type,
+// torchtitan context_parallel_rotate_method): a ring of cp−1 point-to-point
+// K/V steps overlapped with attention blocks; all-to-alls that trade the
+// sequence split for a head split (DeepSpeed-Ulysses, Megatron a2a); or one
+// all-gather of K/V before attention (Megatron allgather, torchtitan allgather).
+enum class CpComm { kP2p, kA2a, kAllGather };
 
 struct ParallelConfig {
   int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
@@ -29,6 +35,7 @@ struct ParallelConfig {
   std::string order = "tp-cp-ep-dp-pp";     // placement, innermost first
   int prefetch = 1;                         // FSDP AllGather prefetch depth
   std::vector<int> pp_layers;               // explicit layers per stage; empty = balanced
+  CpComm cp_comm = CpComm::kP2p;            // with cp > 1: how attention exchanges K/V
 
   int WorldSize() const { return dp * tp * pp * cp; }
   int NumMicroBatches(const JobSpec& job) const;   // global_batch / (dp * mbs)
@@ -46,5 +53,11 @@ ParallelConfig ParseParallelConfig(const std::string& text, const std::string& w
 const char* ToString(ShardingMode m);
 const char* ToString(RecomputeMode m);
 const char* ToString(PipelineSchedule s);
+const char* ToString(CpComm k);
+
+// Why `kind` cannot run the model's attention on cp ranks (tp ranks split the
+// heads first); empty when it can. All-to-all splits the query and the K/V
+// heads over cp (Transformer Engine and DeepSpeed-Ulysses need both to divide).
+std::string CpCommProblem(const ModelSpec& model, int tp, int cp, CpComm kind);
 
 }  // namespace parasim

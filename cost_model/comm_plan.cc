@@ -135,14 +135,39 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
     }
   }
   if (c.cp > 1) {
-    // Ring attention: cp−1 steps passing this rank's K,V block (÷ tp heads)
-    // forward; backward passes K,V and their gradients (2×). Overlapped with
-    // the attention blocks.
+    // This rank's K,V (÷ tp heads), and its queries / attention output.
     const double kv_block = in.tokens * 2.0 * in.kv_width / c.tp * s.activation_bytes;
-    L.push_back(Make(CollectiveOp::kSendRecv, kv_block, ParallelDim::kCp, CommPhase::kForward, false, "cp_kv_ring",
-                     c.cp - 1));
-    L.push_back(Make(CollectiveOp::kSendRecv, 2.0 * kv_block, ParallelDim::kCp, CommPhase::kBackward, false,
-                     "cp_kv_ring", c.cp - 1));
+    const double q_block = in.tokens * in.query_width / c.tp * s.activation_bytes;
+    switch (c.cp_comm) {
+      case CpComm::kP2p:
+        // Ring attention: cp−1 steps passing the K,V block forward; backward
+        // passes K,V and their gradients (2×). Overlapped with the attention blocks.
+        L.push_back(Make(CollectiveOp::kSendRecv, kv_block, ParallelDim::kCp, CommPhase::kForward, false,
+                         "cp_kv_ring", c.cp - 1));
+        L.push_back(Make(CollectiveOp::kSendRecv, 2.0 * kv_block, ParallelDim::kCp, CommPhase::kBackward, false,
+                         "cp_kv_ring", c.cp - 1));
+        break;
+      case CpComm::kA2a:
+        // Ulysses / Megatron a2a: q, k, v re-split from sequence to heads
+        // before attention, the output back after it: 4 all-to-alls of this
+        // rank's tensors; backward the gradients the same way. Blocking.
+        for (CommPhase phase : {CommPhase::kForward, CommPhase::kBackward}) {
+          L.push_back(Make(CollectiveOp::kAllToAll, q_block, ParallelDim::kCp, phase, true, "cp_a2a_q_out", 2));
+          L.push_back(Make(CollectiveOp::kAllToAll, kv_block / 2.0, ParallelDim::kCp, phase, true, "cp_a2a_kv", 2));
+        }
+        break;
+      case CpComm::kAllGather:
+        // Transformer Engine's AttnFuncWithCPAndKVAllGather: all-gather K,V
+        // (output cp blocks) before attention; backward gathers them again
+        // and reduce-scatters dK,dV. Blocking.
+        L.push_back(Make(CollectiveOp::kAllGather, c.cp * kv_block, ParallelDim::kCp, CommPhase::kForward, true,
+                         "cp_kv_allgather"));
+        L.push_back(Make(CollectiveOp::kAllGather, c.cp * kv_block, ParallelDim::kCp, CommPhase::kBackward, true,
+                         "cp_kv_allgather"));
+        L.push_back(Make(CollectiveOp::kReduceScatter, c.cp * kv_block, ParallelDim::kCp, CommPhase::kBackward, true,
+                         "cp_dkv_reducescatter"));
+        break;
+    }
   }
   if (in.experts_per_token > 0 && c.ep > 1) {
     // Dispatch and combine AllToAll per MoE layer, forward and backward; a
@@ -170,6 +195,10 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
       plan.has_pp_gather = true;
       plan.pp_meta = Make(CollectiveOp::kSendRecv, 8.0 * (c.tp + 6), ParallelDim::kPp, CommPhase::kForward, true,
                           "pp_meta");
+      plan.pp_meta_count = s.pp_meta_messages;
+    } else if (s.pp_host_synchronous && s.pp_meta_messages > 0) {
+      // nanotron's P2P: 7 int64 of metadata, then shape + stride, before every tensor.
+      plan.pp_meta = Make(CollectiveOp::kSendRecv, 8.0 * 7, ParallelDim::kPp, CommPhase::kForward, true, "pp_meta");
       plan.pp_meta_count = s.pp_meta_messages;
     }
   }

@@ -19,6 +19,7 @@ struct CommPlanInputs {
   double tokens = 0;            // tokens per micro-batch on one GPU before tp: b·s/cp
   double hidden = 0;            // h
   double kv_width = 0;          // g·d
+  double query_width = 0;       // a·d: queries and the attention output (CP all-to-all)
   double layer_dense_params = 0;   // one layer's dense parameters on one GPU (÷ tp)
   double layer_expert_params = 0;  // one layer's expert parameters on one GPU (÷ tp·ep)
   double experts_per_token = 0;    // top-k (0: dense)

@@ -103,6 +103,7 @@ struct TimedCollective {
   uint8_t dim = 0;     // ParallelDim
   uint8_t phase = 0;   // CommPhase
   bool every_micro_batch = true;
+  bool blocking = true;  // false: runs beside compute (the CP ring's steps)
 };
 template <int N>
 struct TimedList {
@@ -124,13 +125,17 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
   const double total = t * tc.count;
   auto& dim_bucket = tc.every_micro_batch ? u.dim_total_mb : u.dim_total_step;
   dim_bucket[DimIndex(dim)] += total;
-  if (dim == ParallelDim::kCp) {
+  if (dim == ParallelDim::kCp && !tc.blocking) {
     // Ring attention: each step's K,V transfer hides under one block of attention.
     const double block = (phase == CommPhase::kForward ? attn_fwd_s : attn_bwd_s) / cp;
     const double exposed = tc.count * std::max(0.0, t - block);
     (phase == CommPhase::kForward ? u.cp_exposed_fwd : u.cp_exposed_bwd) += exposed;
     u.cp_total += total;
     return;
+  }
+  if (dim == ParallelDim::kTp && (phase == CommPhase::kForward || phase == CommPhase::kBackward)) {
+    (phase == CommPhase::kForward ? u.tp_fwd : u.tp_bwd) += total;
+    if (phase == CommPhase::kForward && recompute == RecomputeMode::kFull) u.tp_bwd += total;
   }
   switch (phase) {
     case CommPhase::kForward:
@@ -186,7 +191,7 @@ void TimeList(const std::vector<WorkloadCollective>& list, PathCache& paths, con
     }
     const double bus = c.size.si() * BusBandwidthFactor(c.op, paths.Get(c.dim, c.sub).ranks);
     out.items[out.n++] = TimedCollective{t, bus, c.count, static_cast<uint8_t>(c.dim), static_cast<uint8_t>(c.phase),
-                                         c.every_micro_batch};
+                                         c.every_micro_batch, c.blocking};
   }
 }
 
@@ -221,6 +226,7 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   ci.tokens = cs.T;
   ci.hidden = d.lcm.h;
   ci.kv_width = d.lcm.gd;
+  ci.query_width = d.lcm.ad;
   ci.layer_dense_params = u.layer.dense_params;
   ci.layer_expert_params = u.layer.params - u.layer.dense_params;
   ci.experts_per_token = d.model.IsMoe() ? d.lcm.top_k : 0;
@@ -272,11 +278,40 @@ double OverlapInterference(const EvaluatorData& d, const UnitCost& layer, const 
   return 1.0 + (k.Matmul() * d.sm_share + memory_bound * hbm_share / (1.0 - hbm_share)) / total;
 }
 
+// TP collectives overlapped with their adjacent GEMMs (stack.tp_comm_overlap,
+// sequence parallelism only, as Megatron and torchtitan require): the hidden
+// part is at most the phase's GEMM time, and the GEMMs run slower by
+// tp_overlap_gemm_slowdown while the communication takes SMs, which the unit
+// pays as exposed TP time. The recorded TP collectives shrink to their
+// exposed share so the simulator schedules what tier A charges.
+void HideTpUnderGemms(const SoftwareStack& s, const ParallelConfig& c, const UnitCost& layer, UnitComm& u,
+                      CommRecord* record) {
+  if (s.tp_comm_overlap <= 0 || c.tp <= 1 || !c.sequence_parallel) return;
+  auto exposed_share = [&](double tp_total, double gemm_s, double& blocking) {
+    if (tp_total <= 0) return 1.0;
+    const double hidden = std::min(s.tp_comm_overlap * tp_total, gemm_s);
+    const double net = hidden - s.tp_overlap_gemm_slowdown * gemm_s;
+    blocking -= net;
+    u.tp_hidden += net;
+    return (tp_total - net) / tp_total;
+  };
+  const double fwd = exposed_share(u.tp_fwd, layer.fwd.gemm, u.fwd_blocking);
+  const double bwd = exposed_share(u.tp_bwd, layer.bwd.gemm, u.bwd_blocking);
+  if (!record) return;
+  for (WorkloadCollective& w : record->layer) {
+    if (w.dim != ParallelDim::kTp) continue;
+    if (w.phase == CommPhase::kForward) w.duration = Seconds(w.duration.si() * fwd);
+    if (w.phase == CommPhase::kBackward) w.duration = Seconds(w.duration.si() * bwd);
+  }
+}
+
 // The config's collectives timed (memoized unless recorded).
 const CommTimes& CollectiveTimes(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
                                  const Units& u, CommRecord* record) {
   CommKey key{{d.fabric_id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.micro_batch),
-               Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0)), 0, 0, 0,
+               Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0) |
+                                      static_cast<int>(c.cp_comm) << 9),
+               0, 0, 0,
                static_cast<uint64_t>(cs.m)}};
   const bool order_fits = PackOrder(c.order, &key.w[5]);
   if (record || !order_fits) {
@@ -300,6 +335,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   TimedComm out;
   out.layer = FoldComm(timed->layer, u.layer.fwd.attention, u.layer.bwd.attention - u.layer.recompute_s, c.cp,
                        c.recompute);
+  HideTpUnderGemms(d.stack, c, u.layer, out.layer, record);
   out.emb = timed->emb;
   out.head = timed->head;
   out.p2p = timed->p2p;

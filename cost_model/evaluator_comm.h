@@ -15,7 +15,9 @@ namespace parasim {
 
 // A unit's collectives reduced to what the overlap rules need (seconds, per micro-batch).
 struct UnitComm {
-  double fwd_blocking = 0, bwd_blocking = 0;  // TP / EP / embedding-head TP (exposed)
+  double fwd_blocking = 0, bwd_blocking = 0;  // TP / EP / CP a2a, allgather / embedding-head TP (exposed)
+  double tp_fwd = 0, tp_bwd = 0;              // of which tensor-parallel (before any GEMM overlap)
+  double tp_hidden = 0;                       // TP time hidden under GEMMs net of their slowdown (stack.tp_comm_overlap)
   double cp_exposed_fwd = 0, cp_exposed_bwd = 0, cp_total = 0;
   double gather_mb = 0, gather_step = 0;          // forward gathers (every micro-batch / once)
   double bwd_gather_mb = 0;                       // zero3 re-gather

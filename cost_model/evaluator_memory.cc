@@ -27,12 +27,19 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   // Per-layer activation terms of this config (the same on every stage).
   const double scores = c.recompute == RecomputeMode::kNone ? T * d.score_bytes_per_token / c.tp : 0.0;
   const double layer_activation = LayerActivationBytes(d.act, T, c.tp, c.sequence_parallel, c.recompute) + scores;
+  // All-gather CP: backward holds the gathered K,V of the whole sequence
+  // and their gradients before the reduce-scatter (one layer at a time).
+  const double cp_gathered_kv = c.cp > 1 && c.cp_comm == CpComm::kAllGather
+                                    ? 2.0 * c.cp * T * 2.0 * d.lcm.gd / c.tp * d.stack.activation_bytes
+                                    : 0.0;
   const double working_bytes =
-      c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act, T, c.tp, c.sequence_parallel) : 0.0;
+      (c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act, T, c.tp, c.sequence_parallel) : 0.0) +
+      cp_gathered_kv;
   const double bf16_layer_activation =
       LayerActivationBytes(d.act_bf16, T, c.tp, c.sequence_parallel, c.recompute) + scores;
   const double bf16_working_bytes =
-      c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act_bf16, T, c.tp, c.sequence_parallel) : 0.0;
+      (c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act_bf16, T, c.tp, c.sequence_parallel) : 0.0) +
+      cp_gathered_kv;
   const double logits_bytes = LossBytes(d.stack, T, d.lcm.vocab, c.tp);
   const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
   out->stage_bytes.resize(cs.pp);

@@ -43,6 +43,7 @@ struct StageUnits {
   UnitRuns fwd, bwd;
   KernelSeconds kernels_mb;
   double blocking_mb = 0;
+  double tp_hidden_mb = 0;   // TP time hidden under GEMMs (stack.tp_comm_overlap)
   std::array<double, kNumDims> dim_mb{}, dim_step{};
   double gather_step = 0, reduce_step = 0, step_end = 0;
 
@@ -53,6 +54,7 @@ struct StageUnits {
     b_unit = OverlapUnit{b, cm.bwd_gather_mb, cm.reduce_mb};
     kernels_mb += (KernelSeconds(uc.fwd) += uc.bwd).Scaled(copies);
     blocking_mb += copies * (cm.fwd_blocking + cm.bwd_blocking + cm.cp_exposed_fwd + cm.cp_exposed_bwd);
+    tp_hidden_mb += copies * cm.tp_hidden;
     for (int k = 0; k < kNumDims; ++k) {
       dim_mb[k] += copies * cm.dim_total_mb[k];
       dim_step[k] += copies * cm.dim_total_step[k];
@@ -106,15 +108,18 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, int prefetch,
 
 // Per-dimension totals and exposure of a stage over the step.
 void DimensionTotals(const StageUnits& su, const StagePhases& p, const TimedComm& comm, int m, int layers,
-                     double p2p_mb, StageResult& st) {
+                     double p2p_mb, bool c_cp_blocking, StageResult& st) {
   const double fsdp_exposed = m * (p.f_mid.exposed + p.b_mid.exposed) + (p.f_first.exposed - p.f_mid.exposed) +
                               (p.b_last.exposed - p.b_mid.exposed) + su.step_end;
   for (int k = 0; k < kNumDims; ++k) st.dim_total[k] = m * su.dim_mb[k] + su.dim_step[k];
   st.dim_total[DimIndex(ParallelDim::kPp)] += m * p2p_mb;
   st.dim_exposed[DimIndex(ParallelDim::kDp)] = fsdp_exposed;
-  st.dim_exposed[DimIndex(ParallelDim::kTp)] = st.dim_total[DimIndex(ParallelDim::kTp)];
+  st.dim_exposed[DimIndex(ParallelDim::kTp)] = st.dim_total[DimIndex(ParallelDim::kTp)] - m * su.tp_hidden_mb;
   st.dim_exposed[DimIndex(ParallelDim::kEp)] = st.dim_total[DimIndex(ParallelDim::kEp)];
-  st.dim_exposed[DimIndex(ParallelDim::kCp)] = m * (comm.layer.cp_exposed_fwd + comm.layer.cp_exposed_bwd) * layers;
+  // CP: the ring's steps beyond their attention blocks; the blocking kinds (a2a, allgather) in full.
+  st.dim_exposed[DimIndex(ParallelDim::kCp)] =
+      c_cp_blocking ? st.dim_total[DimIndex(ParallelDim::kCp)]
+                    : m * (comm.layer.cp_exposed_fwd + comm.layer.cp_exposed_bwd) * layers;
   st.dim_exposed[DimIndex(ParallelDim::kPp)] = m * p2p_mb;
   st.comm = 0;
   for (int k = 0; k < kNumDims; ++k) st.comm += st.dim_total[k];
@@ -126,6 +131,9 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const StagePhases p = RunPhases(su, comm, c.prefetch, first, last);
   const int m = cs.m;
   const double p2p_mb = cs.pp > 1 ? 2.0 * cs.v * comm.p2p : 0.0;
+  // Host-synchronous pipeline p2p: every pass starts from an empty GPU queue,
+  // so the host's per-micro-batch work is not hidden behind earlier kernels.
+  const double host_mb = cs.pp > 1 && d.stack.pp_host_synchronous ? d.stack.host_per_micro_batch_s : 0.0;
   StageResult st;
   // Optimizer step over the parameters this GPU updates.
   const StageParamCount params = StageParamsOf(u, cs, layers, first, last);
@@ -134,7 +142,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
                                           : params.dense + params.expert;
   st.optimizer = stage_params_sharded * d.stack.optimizer_bytes_per_param / d.lcm.rates.hbm_Bps;
 
-  st.per_mb = p.f_mid.time + p.b_mid.time + p2p_mb;
+  st.per_mb = p.f_mid.time + p.b_mid.time + p2p_mb + host_mb;
   st.extra = (p.f_first.time - p.f_mid.time) + (p.b_last.time - p.b_mid.time) + su.step_end + st.optimizer;
   st.kernels = su.kernels_mb.Scaled(m);
   st.interference = m * (p.f_mid.interference + p.b_mid.interference) +
@@ -145,7 +153,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_mb;
   st.exposed = m * exposed_mb + (p.f_first.exposed - p.f_mid.exposed) + (p.b_last.exposed - p.b_mid.exposed) +
                su.step_end;
-  DimensionTotals(su, p, comm, m, layers, p2p_mb, st);
+  DimensionTotals(su, p, comm, m, layers, p2p_mb, c.cp > 1 && c.cp_comm != CpComm::kP2p, st);
   return st;
 }
 

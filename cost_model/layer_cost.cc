@@ -6,6 +6,9 @@ namespace parasim {
 
 namespace {
 
+// Bytes per element of one layout copy, read + write bf16 (CP all-to-all).
+constexpr double kCpA2aLayoutBytes = 4;
+
 // Launch overhead of `kernels` dependent kernels whose GPU time is `busy`:
 // each leaves a gap on the GPU, and when the host cannot issue them as fast
 // as the GPU runs them the difference is exposed too.
@@ -134,19 +137,30 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   // Local-attention layers (sliding window, chunks) compute a fraction of the scores.
   const double attn_flops = 4.0 * T * (m.seq * m.flops.AttentionContextFraction(m.seq)) * m.attn_core_width / tp;
   double attn_bytes_fwd = 0, attn_bytes_bwd = 0;   // HBM traffic beside the attention kernels
+  const bool cp_ring = c.cp > 1 && c.cp_comm == CpComm::kP2p;
+  const bool cp_a2a = c.cp > 1 && c.cp_comm == CpComm::kA2a;
   if (m.attention.fused) {
-    const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / c.cp);
+    // All-to-all CP runs each kernel on the whole sequence for cp× fewer
+    // heads; ring and all-gather CP on the local queries' blocks.
+    const FwdBwd attn = AttentionSeconds(d, attn_flops, cp_a2a ? m.seq : m.seq / c.cp);
     u.fwd.attention = attn.fwd;
     u.bwd.attention = attn.bwd;
-    if (c.cp > 1) {
+    if (cp_ring) {
       // Ring attention's merge of partial outputs and gradient accumulation.
       const double out_elems = T * m.ad / tp;
       const double qkv_elems = T * (m.ad + 2.0 * m.gd) / tp;
       attn_bytes_fwd = out_elems * (s.cp_merge_bytes_fixed + (c.cp - 1) * s.cp_merge_bytes_per_step);
       attn_bytes_bwd = qkv_elems * (s.cp_grad_bytes_fixed + c.cp * s.cp_grad_bytes_per_step);
-      u.fwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
-      u.bwd.elementwise += MemorySeconds(d, attn_bytes_bwd);
+    } else if (cp_a2a) {
+      // One layout copy (read + write, 4 B per bf16 element) of q, k, v and
+      // the output around their all-to-alls: DeepSpeed's single_all_to_all
+      // (transpose().contiguous()), Transformer Engine's
+      // flash_attn_a2a_communicate (movedim().contiguous()). Backward: their gradients.
+      attn_bytes_fwd = kCpA2aLayoutBytes * T * (2.0 * m.ad + 2.0 * m.gd) / tp * (d.element_bytes / 2.0);
+      attn_bytes_bwd = attn_bytes_fwd;
     }
+    u.fwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
+    u.bwd.elementwise += MemorySeconds(d, attn_bytes_bwd);
   } else {
     // Unfused: QKᵀ and AV as batched GEMMs over the whole s×s scores (the
     // causal half is computed and masked), scores streamed through HBM.
@@ -182,7 +196,12 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   const double copy_bytes = 2.0 * s.compute_param_bytes * u.params;
   u.fwd.copy = MemorySeconds(d, s.copy_passes_forward * copy_bytes);
   u.bwd.copy = MemorySeconds(d, s.copy_passes_backward * copy_bytes);
-  const double n_cp = c.cp > 1 ? static_cast<double>(s.cp_kernels_per_step) * c.cp : 0.0;
+  // CP launches: the ring's per-step kernels; a2a's 4 all-to-alls with their
+  // layout copies; all-gather's gather and the second of its two query chunks.
+  double n_cp = 0;
+  if (cp_ring) n_cp = static_cast<double>(s.cp_kernels_per_step) * c.cp;
+  if (cp_a2a) n_cp = 8;
+  if (c.cp > 1 && c.cp_comm == CpComm::kAllGather) n_cp = 2;
   const double n_fwd = s.kernels_per_layer_forward + n_cp;
   // Tensor-parallel linears (q, k, v, o and the MLP's) dispatch through the
   // stack's TP layer: forward once, backward twice (dgrad, wgrad).

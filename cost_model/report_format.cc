@@ -97,7 +97,7 @@ struct Column {
 std::string ShortConfig(const Report& r) {
   const ParallelConfig& c = r.config;
   std::string s = StrCat("dp=", c.dp, ",tp=", c.tp, ",pp=", c.pp);
-  if (c.cp > 1) s += StrCat(",cp=", c.cp);
+  if (c.cp > 1) s += StrCat(",cp=", c.cp, "(", ToString(c.cp_comm), ")");   // the kind a plan's CP uses
   if (c.ep > 1) s += StrCat(",ep=", c.ep);
   s += StrCat(",mbs=", c.micro_batch, ",", ShardingText(c));
   if (c.recompute != RecomputeMode::kNone) s += StrCat(",rc=", ToString(c.recompute));

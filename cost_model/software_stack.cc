@@ -149,6 +149,16 @@ SoftwareStack PyTorchFsdp() {
   // after PyTorch 2.3 (pipelining itself is new in 2.4).
   s.supports_zero1 = true;
   s.supports_zero_bubble = false;
+  // PyTorch 2.3's experimental ring attention passes K/V around the ring
+  // only (the all-gather rotater and set_rotate_method came later).
+  s.supports_cp_p2p = true;
+  s.supports_cp_a2a = false;
+  s.supports_cp_allgather = false;
+  // Host work per micro-batch beside kernel launches, and TP overlap: no
+  // measurement and no overlap in eager FSDP (ASSUMPTION 0; docs/DECISIONS.md).
+  s.host_per_micro_batch_s = 0;
+  s.tp_comm_overlap = 0;
+  s.tp_overlap_gemm_slowdown = 0;
   // PyTorch 2.3 ships NCCL 2.20.5: tree AllReduce; AllGather/ReduceScatter
   // ring-only across nodes (DESIGN.md §4); the algorithm set follows from the
   // version and the cluster (NcclFeaturesFor).
@@ -184,6 +194,10 @@ SoftwareStack PyTorchFsdp2() {
   // PyTorch 2.7's torch.distributed.pipelining has the zero-bubble schedules
   // (ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble).
   s.supports_zero_bubble = true;
+  // PyTorch 2.7 context parallel (torch/distributed/tensor/experimental/
+  // _attention.py, set_rotate_method): "allgather" gathers every K/V shard
+  // once, "alltoall" rotates them one ring step at a time (the ring kind).
+  s.supports_cp_allgather = true;
   return s;
 }
 
@@ -220,6 +234,12 @@ SoftwareStack Torchtitan() {
   // attention) "except every second mm/linear"; everything else recomputed.
   s.sac_matmul_recompute_fraction = 0.5;
   s.supports_zero_bubble = true;
+  // parallelism.context_parallel_rotate_method (torchtitan/config/job_config.py):
+  // "allgather" (the default) or "alltoall" (ring rotation): both kinds.
+  // parallelism.enable_async_tensor_parallel defaults to False: TP blocks.
+  s.supports_cp_p2p = true;
+  s.supports_cp_allgather = true;
+  s.tp_comm_overlap = 0;
   return s;
 }
 
@@ -289,6 +309,27 @@ SoftwareStack MegatronCore() {
   s.supports_cp = true;
   s.supports_interleaved = true;
   s.supports_zero_bubble = false;
+  // --cp-comm-type p2p | a2a | allgather | a2a+p2p, default p2p (Megatron-LM
+  // d98e8a6 megatron/training/arguments.py, _add_distributed_args). a2a+p2p
+  // needs --hierarchical-context-parallel-sizes and is not modelled.
+  s.supports_cp_p2p = true;
+  s.supports_cp_a2a = true;
+  s.supports_cp_allgather = true;
+  // --tp-comm-overlap defaults to off (megatron/core/model_parallel_config.py:
+  // tp_comm_overlap = False) and needs --sequence-parallel (arguments.py).
+  // When a stack file turns it on, Transformer Engine's userbuffers defaults
+  // (transformer_engine/pytorch/module/base.py, initialize_ub) set the cost:
+  // the reduce-scatter GEMMs (proj_fprop, fc2_fprop, "pipeline") run on
+  // 132 − 16 SMs of an H100 (num_sm 16, set_sm_margin): 16/116 = 13.8% slower;
+  // the all-gather ones ("ring_exchange") copy with the copy engines (use_ce,
+  // num_sm 1): ≈ 0. Half the GEMMs of each kind: 0.069.
+  s.tp_comm_overlap = 0;
+  s.tp_overlap_gemm_slowdown = 0.069;
+  // Megatron's 1F1B issues batched isend/irecv; the host never reads what a
+  // transfer carries, so it runs ahead (no per-micro-batch measurement:
+  // ASSUMPTION 0, docs/DECISIONS.md).
+  s.pp_host_synchronous = false;
+  s.host_per_micro_batch_s = 0;
   // NGC PyTorch 25.01 (a Megatron-Core container) ships NCCL 2.25.1.
   s.nccl_version = 22501;
   s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa3Hopper},
@@ -345,6 +386,9 @@ SoftwareStack MegatronLm2021() {
   s.supports_fsdp = false;
   s.supports_sharding_with_pp = false;
   s.supports_cp = false;
+  s.supports_cp_a2a = false;
+  s.supports_cp_allgather = false;
+  s.tp_overlap_gemm_slowdown = 0;   // no userbuffers in 2021
   return s;
 }
 
@@ -381,8 +425,16 @@ SoftwareStack DeepSpeedZero() {
   s.supports_zero1 = true;
   s.supports_fsdp = true;
   s.supports_sharding_with_pp = false;
-  s.supports_cp = false;
   s.supports_interleaved = false;
+  // DeepSpeed-Ulysses (deepspeedai/DeepSpeed deepspeed/sequence/layer.py,
+  // DistributedAttention): _SeqAllToAll re-splits q, k and v from sequence
+  // to heads before the local attention and the output back after it, four
+  // all-to-alls forward and four backward; it composes with ZeRO. No ring
+  // or all-gather kind.
+  s.supports_cp = true;
+  s.supports_cp_p2p = false;
+  s.supports_cp_a2a = true;
+  s.supports_cp_allgather = false;
   return s;
 }
 
@@ -444,12 +496,34 @@ SoftwareStack Nanotron() {
   s.supports_sharding_with_pp = false;
   s.supports_interleaved = false;
   s.supports_cp = false;
+  s.supports_cp_a2a = false;
+  s.supports_cp_allgather = false;
+  s.tp_overlap_gemm_slowdown = 0;   // tp_linear_async_communication off, no userbuffers
+  // huggingface/nanotron 3024b465f78a0afb67596158b837d0a9224064ba,
+  // src/nanotron/parallel/pipeline_parallel/p2p.py: every tensor goes as a
+  // blocking dist.send of 7 int64 metadata, a blocking send of its shape and
+  // stride, then the data; the receiver unpacks each metadata tensor into
+  // Python ints (a device-to-host sync) before it can allocate and post the
+  // next receive. Two small messages before every tensor, host-synchronous.
+  s.pp_host_synchronous = true;
+  s.pp_meta_messages = 2;
+  s.host_per_micro_batch_s = 0;   // ASSUMPTION: no measurement (docs/DECISIONS.md)
   s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa2Hopper},
                          {"blackwell", kFa2Hopper}};
   return s;
 }
 
 }  // namespace
+
+bool SoftwareStack::SupportsCp(CpComm kind) const {
+  if (!supports_cp) return false;
+  switch (kind) {
+    case CpComm::kP2p: return supports_cp_p2p;
+    case CpComm::kA2a: return supports_cp_a2a;
+    case CpComm::kAllGather: return supports_cp_allgather;
+  }
+  return false;
+}
 
 const AttentionKernel& SoftwareStack::AttentionFor(const GpuProfile& gpu) const {
   for (const auto& [arch, kernel] : attention_by_arch) {

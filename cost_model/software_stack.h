@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/gpu_profile.h"
+#include "core/parallel_config.h"
 #include "cost_model/collective_cost.h"
 
 namespace parasim {
@@ -108,6 +109,11 @@ struct SoftwareStack {
   bool supports_fsdp = true;           // zero2 / zero3 / hsdp (FSDP, ZeRO-2/3, Megatron FSDP)
   bool supports_sharding_with_pp = true;  // zero2/zero3 together with pp > 1
   bool supports_cp = true;             // context parallelism
+  // The CP kinds (ParallelConfig::cp_comm) the framework implements; the
+  // planner searches cp > 1 only with these.
+  bool supports_cp_p2p = true;         // ring of K/V point-to-point steps
+  bool supports_cp_a2a = false;        // all-to-all head/sequence re-split (Ulysses)
+  bool supports_cp_allgather = false;  // one K/V all-gather before attention
   bool supports_interleaved = true;    // interleaved (virtual-stage) pipeline schedule
   bool supports_zero_bubble = false;   // zero-bubble schedules
 
@@ -130,6 +136,22 @@ struct SoftwareStack {
   // shape) precede every partitioned tensor.
   bool pp_partition_over_tp = false;
   double pp_meta_messages = 0;
+  // Pipeline p2p that blocks the host (nanotron): the receiver reads each
+  // tensor's metadata on the CPU before posting the data receive, so every
+  // pass starts from an empty GPU queue; `pp_meta_messages` small messages
+  // precede every tensor, not only partitioned ones.
+  bool pp_host_synchronous = false;
+  // CPU time per micro-batch that launches no kernel (schedule bookkeeping,
+  // data loader, per-step Python). Exposed in full when the pipeline p2p is
+  // host-synchronous; otherwise the host runs ahead of the GPU and hides it.
+  double host_per_micro_batch_s = 0;
+  // Sequence-parallel TP collectives overlapped with the adjacent GEMM
+  // (Megatron-Core --tp-comm-overlap with Transformer Engine userbuffers,
+  // torchtitan async TP): the fraction of their time hidden (0 = blocking),
+  // never more than the GEMM time, and the GEMM time lost to the SMs the
+  // overlapping communication takes, per second of GEMM.
+  double tp_comm_overlap = 0;
+  double tp_overlap_gemm_slowdown = 0;
   bool dropout = false;                // hidden/attention dropout (masks kept, extra traffic)
   // fp32 jobs (Precision::kFp32): whether cuBLAS runs fp32 matmuls on TF32
   // tensor cores. PyTorch's torch.backends.cuda.matmul.allow_tf32 defaults to
@@ -143,6 +165,8 @@ struct SoftwareStack {
   std::vector<std::pair<std::string, AttentionKernel>> attention_by_arch;  // architecture -> kernel
 
   const AttentionKernel& AttentionFor(const GpuProfile& gpu) const;
+  // Whether the framework runs context parallelism of this kind.
+  bool SupportsCp(CpComm kind) const;
   // Field by field, doubles exactly: a stack file must give its stack back bit for bit.
   bool operator==(const SoftwareStack&) const = default;
 };

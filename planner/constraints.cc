@@ -24,6 +24,7 @@ constexpr KeyName kKeyNames[] = {
     {"sharding", ConstraintKey::kSharding}, {"recompute", ConstraintKey::kRecompute},
     {"sp", ConstraintKey::kSp},           {"sequence_parallel", ConstraintKey::kSp},
     {"schedule", ConstraintKey::kSchedule}, {"order", ConstraintKey::kOrder},
+    {"cp_comm", ConstraintKey::kCpComm},
 };
 
 std::string Trim(const std::string& s) {
@@ -127,6 +128,8 @@ std::string CanonicalWord(ConstraintKey key, const std::string& raw, const std::
       if (v == "on" || v == "true" || v == "1") return "on";
       if (v == "off" || v == "false" || v == "0") return "off";
       throw InvalidInput("", StrCat(where, ": ", name), StrCat("unknown value '", raw, "' (valid: on, off)"));
+    case ConstraintKey::kCpComm:
+      return check_in({"p2p", "a2a", "allgather"});
     case ConstraintKey::kOrder:
       if (v == "any") return v;
       if (!IsValidOrder(v)) {
@@ -168,6 +171,7 @@ bool IsNumericKey(ConstraintKey key) {
     case ConstraintKey::kSp:
     case ConstraintKey::kSchedule:
     case ConstraintKey::kOrder:
+    case ConstraintKey::kCpComm:
       return false;
     default:
       return true;

@@ -12,7 +12,7 @@ namespace parasim::planner {
 // The keys a constraint may name (the parallel-config keys a plan chooses).
 enum class ConstraintKey {
   kDp, kTp, kPp, kCp, kEp, kMbs, kVpp, kPrefetch, kHsdpGroup,   // numeric
-  kSharding, kRecompute, kSp, kSchedule, kOrder,                 // words
+  kSharding, kRecompute, kSp, kSchedule, kOrder, kCpComm,        // words
 };
 enum class ConstraintOp { kEq, kNe, kLe, kGe, kLt, kGt, kIn };
 

@@ -55,6 +55,9 @@ void MegatronParallel(const ParallelConfig& c, const ModelSpec& model, MegatronA
   a.Add("--tensor-model-parallel-size", std::to_string(c.tp));
   a.Add("--pipeline-model-parallel-size", std::to_string(c.pp));
   a.Add("--context-parallel-size", std::to_string(c.cp));
+  // Passed through to Transformer Engine, which spells the gather kind "all_gather"
+  // (megatron/core/extensions/transformer_engine.py, TEDotProductAttention).
+  if (c.cp > 1) a.Add("--cp-comm-type", c.cp_comm == CpComm::kAllGather ? "all_gather" : ToString(c.cp_comm));
   if (model.IsMoe()) a.Add("--expert-model-parallel-size", std::to_string(c.ep));
   if (c.tp > 1 && c.sequence_parallel) a.Add("--sequence-parallel");   // validate_args drops it at tp = 1
   if (c.pp > 1 && c.vpp > 1) {

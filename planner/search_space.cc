@@ -19,6 +19,7 @@ constexpr const char* kReasonDegreeLimit = "limit: a degree above 32767";
 constexpr const char* kReasonLayers = "divisibility: layers % pp";   // no enumerated split
 constexpr const char* kReasonInterleave = "divisibility: micro-batches % pp (interleaved)";
 constexpr const char* kReasonStack = "stack: not supported by the framework";
+constexpr const char* kReasonCpHeads = "divisibility: heads % tp·cp (cp_comm=a2a)";
 
 std::vector<std::string> AllOrders() {
   std::vector<std::string> dims = {"cp", "dp", "ep", "pp", "tp"};   // sorted: next_permutation visits all
@@ -100,6 +101,9 @@ SpaceOptions SpaceFor(const SoftwareStack& stack, SpaceOptions options) {
   options.fsdp = options.fsdp && stack.supports_fsdp;
   options.sharding_with_pp = options.sharding_with_pp && stack.supports_sharding_with_pp;
   options.cp = options.cp && stack.supports_cp;
+  options.cp_p2p = options.cp_p2p && stack.SupportsCp(CpComm::kP2p);
+  options.cp_a2a = options.cp_a2a && stack.SupportsCp(CpComm::kA2a);
+  options.cp_allgather = options.cp_allgather && stack.SupportsCp(CpComm::kAllGather);
   options.interleaved = options.interleaved && stack.supports_interleaved;
   options.zero_bubble = options.zero_bubble && stack.supports_zero_bubble;
   return options;
@@ -121,6 +125,7 @@ ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
   config.schedule = static_cast<PipelineSchedule>(c.schedule);
   config.order = orders[c.order];
   config.prefetch = c.prefetch;
+  config.cp_comm = static_cast<CpComm>(c.cp_comm);
   if (c.ends_lighter > 0) config.pp_layers = EndsLighterSplit(layers, c.pp, c.ends_lighter);
   return config;
 }
@@ -220,6 +225,28 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
           }
           if (splits.empty()) { reject(kReasonLayers); continue; }
           if (cp > 1 && !options.cp) { reject(kReasonStack); continue; }
+          // CP kinds: those the stack runs, the constraints allow and the
+          // model's heads split into (all-to-all); one entry (p2p) without cp.
+          std::vector<CpComm> cp_kinds;
+          if (cp == 1) {
+            cp_kinds.push_back(CpComm::kP2p);
+          } else {
+            const std::pair<CpComm, bool> kinds[] = {{CpComm::kP2p, options.cp_p2p},
+                                                     {CpComm::kA2a, options.cp_a2a},
+                                                     {CpComm::kAllGather, options.cp_allgather}};
+            const char* cut = nullptr;
+            for (const auto& [kind, supported] : kinds) {
+              if (!supported) continue;
+              if (!constraints.Allows(ConstraintKey::kCpComm, parasim::ToString(kind))) {
+                cut = kReasonConstraint;
+              } else if (!CpCommProblem(model, static_cast<int>(tp), static_cast<int>(cp), kind).empty()) {
+                if (!cut) cut = kReasonCpHeads;
+              } else {
+                cp_kinds.push_back(kind);
+              }
+            }
+            if (cp_kinds.empty()) { reject(cut ? cut : kReasonStack); continue; }
+          }
           if (!constraints.Allows(ConstraintKey::kDp, dp) || !constraints.Allows(ConstraintKey::kTp, tp) ||
               !constraints.Allows(ConstraintKey::kPp, pp) || !constraints.Allows(ConstraintKey::kCp, cp) ||
               !constraints.Allows(ConstraintKey::kEp, ep)) {
@@ -227,6 +254,7 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
             continue;
           }
 
+          for (CpComm cp_kind : cp_kinds) {
           std::vector<ScheduleChoice> schedules;
           if (pp == 1) {
             schedules.push_back({PipelineSchedule::k1F1B, 1});
@@ -281,6 +309,7 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
                       c.pp = static_cast<int16_t>(pp);
                       c.cp = static_cast<int16_t>(cp);
                       c.ep = static_cast<int16_t>(ep);
+                      c.cp_comm = static_cast<uint8_t>(cp_kind);
                       c.mbs = static_cast<int32_t>(mbs);
                       c.sharding = static_cast<uint8_t>(mode);
                       c.hsdp_group = group;
@@ -318,6 +347,7 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
               }
             }
           }
+          }   // cp kinds
         }
       }
     }

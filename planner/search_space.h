@@ -1,5 +1,5 @@
 // The planner's search space: every parallel config of a job on N GPUs,
-// enumerated deterministically (lexicographic in tp, pp, cp, ep, sharding,
+// enumerated deterministically (lexicographic in tp, pp, cp, ep, cp kind, sharding,
 // schedule/vpp, sp, order, prefetch, mbs, recompute), never sampled.
 //
 // A layout (dp, tp, pp, cp, ep) that breaks a divisibility rule is rejected as
@@ -35,6 +35,9 @@ struct SpaceOptions {
   bool fsdp = true;               // zero2 / zero3 / hsdp
   bool sharding_with_pp = true;   // zero2 / zero3 / hsdp with pp > 1
   bool cp = true;                 // context parallelism
+  bool cp_p2p = true;             // its kinds (ParallelConfig::cp_comm)
+  bool cp_a2a = true;
+  bool cp_allgather = true;
   bool interleaved = true;        // interleaved schedule
   // Uneven pipeline splits: first and last stages lighter by 1 or 2 layers
   // (embedding and loss; Megatron's account_for_embedding/loss_in_pipeline_split),
@@ -54,6 +57,7 @@ struct Candidate {
   uint8_t sharding = static_cast<uint8_t>(ShardingMode::kZero2);
   uint8_t recompute = static_cast<uint8_t>(RecomputeMode::kNone);
   uint8_t schedule = static_cast<uint8_t>(PipelineSchedule::k1F1B);
+  uint8_t cp_comm = static_cast<uint8_t>(CpComm::kP2p);   // with cp > 1: how attention exchanges K/V
   uint8_t ends_lighter = 0;  // pp split: first and last stages this many layers lighter (0 = balanced)
   bool sp = false;
 };

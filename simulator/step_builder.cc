@@ -40,7 +40,10 @@ UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute) {
   u.work = &w;
   for (const WorkloadCollective& c : w.collectives) {
     PARASIM_CHECK(c.count >= 1, "collective count ", c.count);
-    if (c.dim == ParallelDim::kCp && (c.phase == CommPhase::kForward || c.phase == CommPhase::kBackward)) {
+    // The CP ring's steps run beside attention blocks; blocking CP kinds
+    // (all-to-all, all-gather) split the GEMM time like TP collectives.
+    if (c.dim == ParallelDim::kCp && !c.blocking &&
+        (c.phase == CommPhase::kForward || c.phase == CommPhase::kBackward)) {
       (c.phase == CommPhase::kForward ? u.cp_fwd : u.cp_bwd) = &c;
       continue;
     }

@@ -205,7 +205,9 @@ TEST_CASE("cost_model: a stack with a name of its own is written over the defaul
 TEST_CASE("cost_model: the stack's registry round-trips every field and fires outside every range",
           "[cost_model][registry]") {
   SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
-  REQUIRE(StackFields().size() == 55);   // + fp8/fp4_param_gather, saves_quantized_inputs, fp32_matmul_tf32
+  // + supports_cp_p2p/a2a/allgather, pp_host_synchronous, host_per_micro_batch_s, tp_comm_overlap,
+  // tp_overlap_gemm_slowdown
+  REQUIRE(StackFields().size() == 62);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
@@ -222,4 +224,23 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   const auto issues = ValidateSoftwareStack(s, "s.yaml");
   REQUIRE(!issues.empty());
   CHECK(issues.front().key == "attention." + s.attention_by_arch.front().first + ".forward_efficiency");
+}
+
+TEST_CASE("cost_model: CP kinds, TP overlap and host-synchronous p2p round-trip through a stack file",
+          "[cost_model][stack_io]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  s.supports_cp_p2p = false;
+  s.supports_cp_a2a = true;
+  s.supports_cp_allgather = false;
+  s.tp_comm_overlap = 0.875;
+  s.tp_overlap_gemm_slowdown = 0.069;
+  s.pp_host_synchronous = true;
+  s.host_per_micro_batch_s = 1.25e-3;
+  const SoftwareStackFile f = ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}, "megatron-core"), "s.yaml");
+  CHECK(f.stack == s);
+  CHECK_FALSE(f.stack.SupportsCp(CpComm::kP2p));
+  CHECK(f.stack.SupportsCp(CpComm::kA2a));
+  // Out of range: a fraction above 1 is named with its field.
+  const std::string bad = "base: megatron-core\ntp_comm_overlap: 1.5\n";
+  CHECK_THROWS_WITH(ParseSoftwareStackYaml(bad, "bad.yaml"), Catch::Matchers::Contains("tp_comm_overlap"));
 }

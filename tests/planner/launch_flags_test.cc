@@ -128,3 +128,15 @@ TEST_CASE("planner: fp32 jobs launch without bf16 flags", "[planner]") {
   const auto j = nlohmann::json::parse(EmitLaunchFlags(Framework::kDeepSpeed, c, model, job).text);
   CHECK(j.at("bf16").at("enabled") == false);
 }
+
+TEST_CASE("planner: megatron flags name the plan's CP kind as Transformer Engine spells it", "[planner]") {
+  const ModelSpec model = TinyModel(32, 32, 11008);
+  const JobSpec job = Job(512, 4096);
+  const auto flags = [&](const char* cfg) {
+    return EmitLaunchFlags(Framework::kMegatron, ParseParallelConfig(cfg), model, job).text;
+  };
+  CHECK_THAT(flags("dp=64,cp=4,sharding=zero1"), Contains("--cp-comm-type p2p"));
+  CHECK_THAT(flags("dp=64,cp=4,sharding=zero1,cp_comm=a2a"), Contains("--cp-comm-type a2a"));
+  CHECK_THAT(flags("dp=64,cp=4,sharding=zero1,cp_comm=allgather"), Contains("--cp-comm-type all_gather"));
+  CHECK_THAT(flags("dp=256,sharding=zero1"), !Contains("--cp-comm-type"));
+}

@@ -37,22 +37,59 @@ TEST_CASE("planner: divisors", "[planner]") {
 TEST_CASE("planner: enumeration of 2 GPUs matches a hand count", "[planner]") {
   // 2 GPUs, 2 layers, 2 heads, batch 2, sequence 4. Layouts (tp,pp,cp,dp):
   //  (1,1,1,2): mbs {1} x {ddp,zero1,zero2,zero3} x 3 recompute            = 12
-  //  (1,1,2,1): mbs {1,2} x 4 shardings x 3                                = 24
+  //  (1,1,2,1): mbs {1,2} x 4 shardings x cp_comm {p2p,a2a,allgather} x 3 = 72
   //  (1,2,1,1): mbs {1,2} x 4 x {gpipe,1f1b} (no vpp: 1 layer/stage) x 3   = 48
   //  (2,1,1,1): mbs {1,2} x 4 x sp {off,on} x 3                            = 48
   const SearchSpace s = EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, ConstraintSet{}, Small());
-  CHECK(s.candidates.size() == 132);
-  CHECK(s.searched == 132);
+  CHECK(s.candidates.size() == 180);
+  CHECK(s.searched == 180);
   CHECK(s.rejected.empty());
-  CHECK(s.ladders.size() == 44);
+  CHECK(s.ladders.size() == 60);
   for (const Ladder& l : s.ladders) CHECK(l.count == 3);
 
   // tp=1 cuts the tp=2 layout as one entry; recompute=none cuts 2 of each ladder.
   const SearchSpace c =
       EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, ConstraintSet::Parse("tp=1,recompute=none"), Small());
-  CHECK(c.candidates.size() == 28);
-  CHECK(c.rejected.at("constraint") == 1 + 2 * 28);
-  CHECK(c.searched == 85);
+  CHECK(c.candidates.size() == 44);
+  CHECK(c.rejected.at("constraint") == 1 + 2 * 44);
+  CHECK(c.searched == 133);
+}
+
+TEST_CASE("planner: cp is searched only with the kinds the stack runs and the heads allow", "[planner]") {
+  // 2 GPUs, cp=2 only: 2 heads split over cp=2 (a2a fine), 1 head not.
+  const ConstraintSet cp2 = ConstraintSet::Parse("cp=2");
+  auto kinds = [&](const SearchSpace& s) {
+    std::set<std::string> out;
+    for (size_t i = 0; i < s.candidates.size(); ++i) out.insert(ToString(s.ToConfig(i).cp_comm));
+    return out;
+  };
+  const SearchSpace all = EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, cp2, Small());
+  CHECK(kinds(all) == std::set<std::string>{"p2p", "a2a", "allgather"});
+  // Megatron-Core runs all three; DeepSpeed only Ulysses; PyTorch 2.3 only the ring; nanotron none.
+  const SearchSpace megatron =
+      EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, cp2, SpaceFor(LoadSoftwareStack("megatron-core"), Small()));
+  CHECK(kinds(megatron) == std::set<std::string>{"p2p", "a2a", "allgather"});
+  const SearchSpace deepspeed =
+      EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, cp2, SpaceFor(LoadSoftwareStack("deepspeed-zero"), Small()));
+  CHECK(kinds(deepspeed) == std::set<std::string>{"a2a"});
+  const SearchSpace torch23 =
+      EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, cp2, SpaceFor(LoadSoftwareStack("pytorch-fsdp"), Small()));
+  CHECK(kinds(torch23) == std::set<std::string>{"p2p"});
+  const SearchSpace titan =
+      EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, cp2, SpaceFor(LoadSoftwareStack("torchtitan"), Small()));
+  CHECK(kinds(titan) == std::set<std::string>{"p2p", "allgather"});
+  const SearchSpace nano =
+      EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, cp2, SpaceFor(LoadSoftwareStack("nanotron"), Small()));
+  CHECK(nano.candidates.empty());
+  // One head cannot split over cp=2: Ulysses-only DeepSpeed has no cp layout left.
+  const SearchSpace one_head =
+      EnumerateSpace(TinyModel(2, 1), Job(2, 4), 2, 8, cp2, SpaceFor(LoadSoftwareStack("deepspeed-zero"), Small()));
+  CHECK(one_head.candidates.empty());
+  CHECK(one_head.rejected.at("divisibility: heads % tp·cp (cp_comm=a2a)") == 1);
+  // A constraint picks the kind.
+  const SearchSpace picked =
+      EnumerateSpace(TinyModel(2, 2), Job(2, 4), 2, 8, ConstraintSet::Parse("cp=2,cp_comm=allgather"), Small());
+  CHECK(kinds(picked) == std::set<std::string>{"allgather"});
 }
 
 TEST_CASE("planner: enumeration counts divisibility cuts once per layout", "[planner]") {
@@ -104,7 +141,11 @@ TEST_CASE("planner: the space equals a brute force filtered by ParallelConfig::V
                         c.dp = dp; c.tp = tp; c.pp = pp; c.cp = cp;
                         c.micro_batch = mbs; c.sharding = sh; c.hsdp_group = g;
                         c.recompute = rc; c.sequence_parallel = sp == 1; c.vpp = vpp; c.schedule = sc;
-                        if (c.Validate(model, job, gpus).empty()) brute.insert(c.ToString());
+                        for (CpComm kind : {CpComm::kP2p, CpComm::kA2a, CpComm::kAllGather}) {
+                          if (cp == 1 && kind != CpComm::kP2p) continue;   // no kind without cp
+                          c.cp_comm = kind;
+                          if (c.Validate(model, job, gpus).empty()) brute.insert(c.ToString());
+                        }
                       }
               }
         }

@@ -9,6 +9,7 @@
 
 #include "core/loaders.h"
 #include "cost_model/evaluator.h"
+#include "cost_model/software_stack.h"
 
 namespace parasim::simulator {
 namespace {
@@ -156,6 +157,8 @@ const AgreementCase kAgreementCases[] = {
     {"llama2-13b", 4, "dp=4,tp=2,pp=4,sharding=zero1,schedule=gpipe"},
     {"llama2-13b", 4, "dp=4,tp=2,pp=4,vpp=2,schedule=interleaved,sharding=zero1"},
     {"llama2-7b", 4, "dp=8,tp=2,cp=2,sharding=zero2"},
+    {"llama2-7b", 4, "dp=4,tp=2,cp=4,sharding=zero2,cp_comm=a2a"},
+    {"llama2-7b", 4, "dp=4,tp=2,cp=4,sharding=zero2,cp_comm=allgather"},
     {"mixtral-8x7b", 8, "dp=16,ep=8,tp=4,sharding=zero1"},
     {"llama2-7b", 4, "dp=32,sharding=zero2,recompute=full"},
 };
@@ -172,6 +175,28 @@ TEST_CASE("simulator: tier B agrees with tier A within 5% without contention or 
     REQUIRE(b.report.fidelity == Fidelity::kSimulated);
     REQUIRE_THAT(b.report.step_time.si(), WithinRel(a.step_time.si(), 0.05));
     REQUIRE_THAT(b.report.compute.si(), WithinRel(a.compute.si(), 0.05));
+  }
+}
+
+TEST_CASE("simulator: tier B follows tier A's TP overlap and host-synchronous pipeline sends", "[simulator]") {
+  // The recorded TP collectives carry only their exposed share, and
+  // nanotron's metadata messages ride in each pipeline send.
+  SoftwareStack overlap = LoadSoftwareStack("megatron-core");
+  overlap.tp_comm_overlap = 0.875;
+  const SoftwareStack nanotron = LoadSoftwareStack("nanotron");
+  const struct {
+    const SoftwareStack* stack;
+    const char* model;
+    const char* config;
+  } cases[] = {{&overlap, "llama2-7b", "dp=8,tp=4,sp=on,sharding=zero1"},
+               {&nanotron, "llama2-13b", "dp=4,tp=2,pp=4,sharding=zero1"}};
+  for (const auto& k : cases) {
+    INFO(k.stack->name << " " << k.config);
+    AnalyticalEvaluator eval(LoadModel(k.model), H100Nodes(4), Job(64, 4096), *k.stack);
+    const ParallelConfig c = ParseParallelConfig(k.config);
+    const Report a = eval.Evaluate(c);
+    const SimulationResult b = SimulateStep(eval.BuildWorkload(c), eval.cluster(), SimulationOptions{});
+    REQUIRE_THAT(b.report.step_time.si(), WithinRel(a.step_time.si(), 0.05));
   }
 }
 

@@ -1,0 +1,97 @@
+// How a stack runs its communication and host work: TP overlapped with
+// GEMMs, host-synchronous pipeline sends, host time per micro-batch.
+#include <catch2/catch.hpp>
+
+#include "core/loaders.h"
+#include "cost_model/evaluator.h"
+#include "cost_model/software_stack.h"
+#include "test_specs.h"
+
+using namespace parasim;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+const TimeBreakdownEntry& Entry(const std::vector<TimeBreakdownEntry>& list, const char* name) {
+  for (const auto& e : list)
+    if (e.name == name) return e;
+  FAIL("no entry " << name);
+  return list.front();
+}
+
+Report Run(const SoftwareStack& s, const ClusterSpec& cluster, const char* model, const JobSpec& job,
+           const char* config) {
+  return AnalyticalEvaluator(LoadModel(model), cluster, job, s).Evaluate(ParseParallelConfig(config));
+}
+
+}  // namespace
+
+TEST_CASE("cost_model: TP overlap hides TP time, never more than the GEMMs beside it", "[cost_model][stack]") {
+  const ClusterSpec c = testing::Dgx(testing::H100(), 4);
+  const JobSpec job = testing::Job(64, 4096);
+  const char* cfg = "dp=8,tp=4,sp=on,sharding=zero1";
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  const Report blocking = Run(s, c, "llama2-7b", job, cfg);
+  CHECK(Entry(blocking.by_dimension, "tp").exposed.si() == Entry(blocking.by_dimension, "tp").total.si());
+  s.tp_comm_overlap = 0.875;
+  const Report overlapped = Run(s, c, "llama2-7b", job, cfg);
+  const double tp_total = Entry(overlapped.by_dimension, "tp").total.si();
+  CHECK(tp_total == Entry(blocking.by_dimension, "tp").total.si());   // the same bytes move
+  CHECK(Entry(overlapped.by_dimension, "tp").exposed.si() < Entry(blocking.by_dimension, "tp").exposed.si());
+  CHECK(overlapped.step_time < blocking.step_time);
+  // Megatron and torchtitan overlap only sequence-parallel TP.
+  const Report no_sp = Run(s, c, "llama2-7b", job, "dp=8,tp=4,sp=off,sharding=zero1");
+  CHECK(Entry(no_sp.by_dimension, "tp").exposed.si() == Entry(no_sp.by_dimension, "tp").total.si());
+
+  // A slow TP fabric: everything overlappable, yet no more hidden than the GEMM time.
+  ClusterSpec slow = c;
+  slow.gpu.nvlink_bandwidth = GBps(10);
+  s.tp_comm_overlap = 1;
+  s.tp_overlap_gemm_slowdown = 0;
+  const Report capped = Run(s, slow, "llama2-7b", job, cfg);
+  const double hidden = Entry(capped.by_dimension, "tp").total.si() - Entry(capped.by_dimension, "tp").exposed.si();
+  CHECK(hidden > 0);
+  CHECK(hidden <= Entry(capped.by_op, "gemm").total.si() * (1 + 1e-12));
+  CHECK(capped.step_time.si() >= capped.compute.si());
+  // The SMs the overlap takes are paid for: a slowdown never speeds the step.
+  s.tp_overlap_gemm_slowdown = 0.069;
+  CHECK(Run(s, slow, "llama2-7b", job, cfg).step_time >= capped.step_time);
+}
+
+TEST_CASE("cost_model: host-synchronous pipeline sends never beat asynchronous ones", "[cost_model][stack]") {
+  const ClusterSpec c = testing::Dgx(testing::H100(), 4);
+  const JobSpec job = testing::Job(64, 4096);
+  const char* cfg = "dp=4,tp=2,pp=4,sharding=zero1";
+  const SoftwareStack sync = LoadSoftwareStack("nanotron");
+  REQUIRE(sync.pp_host_synchronous);
+  SoftwareStack async = sync;
+  async.pp_host_synchronous = false;
+  const Report a = Run(async, c, "llama2-13b", job, cfg);
+  const Report s = Run(sync, c, "llama2-13b", job, cfg);
+  // Two metadata messages before every tensor, each paying its latency.
+  CHECK(Entry(s.by_dimension, "pp").total > Entry(a.by_dimension, "pp").total);
+  CHECK(s.step_time > a.step_time);
+  // Host time per micro-batch shows only when the host cannot run ahead.
+  SoftwareStack async_host = async;
+  async_host.host_per_micro_batch_s = 1e-3;
+  CHECK(Run(async_host, c, "llama2-13b", job, cfg).step_time == a.step_time);
+}
+
+TEST_CASE("cost_model: host time per micro-batch scales with the micro-batches the pipeline runs",
+          "[cost_model][stack]") {
+  // 1F1B: step = m·worst + the other stages once; every stage gains h per
+  // micro-batch, so the step gains (m + pp − 1)·h.
+  const ClusterSpec c = testing::Dgx(testing::H100(), 4);
+  const SoftwareStack base = LoadSoftwareStack("nanotron");
+  SoftwareStack slow = base;
+  const double h = 2e-3;
+  slow.host_per_micro_batch_s = h;
+  for (int64_t batch : {32, 64, 128}) {
+    const JobSpec job = testing::Job(batch, 4096);
+    const int pp = 4, m = static_cast<int>(batch / 4);   // dp = 4, mbs = 1
+    const Report a = Run(base, c, "llama2-13b", job, "dp=4,tp=2,pp=4,sharding=zero1");
+    const Report b = Run(slow, c, "llama2-13b", job, "dp=4,tp=2,pp=4,sharding=zero1");
+    INFO("batch " << batch);
+    CHECK_THAT(b.step_time.si() - a.step_time.si(), WithinRel((m + pp - 1) * h, 1e-6));
+  }
+}
