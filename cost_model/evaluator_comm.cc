@@ -111,6 +111,10 @@ struct TimedList {
 };
 struct CommTimes {
   TimedList<24> layer;       // TP, CP, EP and dense + expert sharding (16 at most today)
+  // A model mixing dense and MoE layers: each MLP kind's own collectives
+  // (its sharding sizes; the all-to-all only on MoE layers). [0] dense, [1] MoE.
+  std::array<TimedList<24>, 2> layer_mlp{};
+  bool mlp_kinds = false;
   UnitComm emb, head;        // sharding and vocab-parallel TP, folded (no recompute, no attention)
   double p2p = 0;            // one pipeline send (0 without pp)
 };
@@ -214,6 +218,14 @@ void AddVocabParallelCollectives(const ParallelConfig& c, double activation_byte
   }
 }
 
+// A layer kind the model has with a dense (moe = false) or an MoE MLP.
+int KindWithMlp(const EvaluatorData& d, bool moe) {
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    if (((k & kLayerKindMoe) != 0) == moe && d.lcm.kind_layers[k] > 0) return k;
+  }
+  return 0;
+}
+
 CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                           CommRecord* rec) {
   PathCache paths(d.cluster, c, d.fabric_id);
@@ -230,6 +242,18 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   const CommPlan plan = BuildCommPlan(c, d.stack, ci);
   CommTimes out;
   TimeList(plan.layer, paths, d.features, out.layer, rec ? &rec->layer : nullptr);
+  if (u.several_kinds && d.model.MixesLayerKinds()) {
+    out.mlp_kinds = true;
+    for (int moe = 0; moe < 2; ++moe) {
+      const UnitCost& k = u.kinds[KindWithMlp(d, moe == 1)];
+      CommPlanInputs ck = ci;
+      ck.layer_dense_params = k.dense_params;
+      ck.layer_expert_params = k.params - k.dense_params;
+      ck.experts_per_token = moe == 1 ? d.lcm.top_k : 0;
+      ck.moe_layer_fraction = 1.0;
+      TimeList(BuildCommPlan(c, d.stack, ck).layer, paths, d.features, out.layer_mlp[moe], nullptr);
+    }
+  }
   // Embedding and LM head: their own sharding units, plus vocab-parallel TP.
   std::vector<WorkloadCollective> emb_list =
       ShardingCollectives(c, d.stack, cs.tied_single_copy ? 0.0 : u.emb.params, cs.m, "dp_embedding");
@@ -304,6 +328,12 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   out.head = timed->head;
   out.p2p = timed->p2p;
   out.interference = OverlapInterference(d, u.layer, out.layer);
+  for (int k = 0; k < kNumLayerKinds && u.several_kinds; ++k) {
+    if (d.lcm.kind_layers[k] <= 0) continue;
+    const UnitCost& uk = u.kinds[k];
+    const TimedList<24>& list = timed->mlp_kinds ? timed->layer_mlp[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
+    out.kinds[k] = FoldComm(list, uk.fwd.attention, uk.bwd.attention - uk.recompute_s, c.cp, c.recompute);
+  }
   return out;
 }
 

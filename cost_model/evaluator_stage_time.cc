@@ -63,13 +63,51 @@ struct StageUnits {
   }
 };
 
-StageUnits CollectUnits(const Units& u, const TimedComm& comm, int layers, bool first, bool last) {
+// The mean layer of a stage with its communication (Units::StageLayer): the
+// overlap recurrences run over `layers` copies of it, so the stage's sums are
+// exact and the gathers hide under the stage's mean layer.
+struct StageLayer {
+  UnitCost cost;
+  UnitComm comm;
+};
+
+void AddScaledComm(UnitComm& into, const UnitComm& c, double w) {
+  into.fwd_blocking += w * c.fwd_blocking;
+  into.bwd_blocking += w * c.bwd_blocking;
+  into.cp_exposed_fwd += w * c.cp_exposed_fwd;
+  into.cp_exposed_bwd += w * c.cp_exposed_bwd;
+  into.cp_total += w * c.cp_total;
+  into.gather_mb += w * c.gather_mb;
+  into.gather_step += w * c.gather_step;
+  into.bwd_gather_mb += w * c.bwd_gather_mb;
+  into.reduce_mb += w * c.reduce_mb;
+  into.reduce_step += w * c.reduce_step;
+  into.step_end += w * c.step_end;
+  into.overlap_bus_bytes += w * c.overlap_bus_bytes;
+  into.overlap_time += w * c.overlap_time;
+  for (int k = 0; k < kNumDims; ++k) {
+    into.dim_total_mb[k] += w * c.dim_total_mb[k];
+    into.dim_total_step[k] += w * c.dim_total_step[k];
+  }
+}
+
+StageLayer StageLayerOf(const Units& u, const TimedComm& comm, const StageKinds& kinds, int layers) {
+  if (!u.several_kinds || layers <= 0) return StageLayer{u.layer, comm.layer};
+  StageLayer sl{u.StageLayer(kinds, layers), UnitComm{}};
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    if (kinds[k] > 0) AddScaledComm(sl.comm, comm.kinds[k], static_cast<double>(kinds[k]) / layers);
+  }
+  return sl;
+}
+
+StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer& sl, int layers, bool first,
+                        bool last) {
   StageUnits su;
   su.fwd.has_first = su.bwd.has_first = first;
   su.fwd.has_last = su.bwd.has_last = last;
   su.fwd.count = su.bwd.count = layers;
   if (first) su.Add(u.emb, comm.emb, 1, su.fwd.first, su.bwd.first);
-  su.Add(u.layer, comm.layer, layers, su.fwd.body, su.bwd.body);
+  su.Add(sl.cost, sl.comm, layers, su.fwd.body, su.bwd.body);
   if (last) su.Add(u.head, comm.head, 1, su.fwd.last, su.bwd.last);
   return su;
 }
@@ -81,7 +119,8 @@ struct StagePhases {
   PhaseResult f_mid, b_mid, f_first, b_last;
 };
 
-StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, int prefetch, bool first, bool last) {
+StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitComm& layer_comm, int prefetch,
+                      bool first, bool last) {
   StagePhases p;
   p.f_mid = Forward(su.fwd, prefetch, comm.interference);
   p.b_mid = Backward(su.bwd, comm.interference);
@@ -90,14 +129,14 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, int prefetch,
   if (su.gather_step > 0) {
     UnitRuns scratch = su.fwd;
     if (first) scratch.first.gather += comm.emb.gather_step;
-    scratch.body.gather += comm.layer.gather_step;
+    scratch.body.gather += layer_comm.gather_step;
     if (last) scratch.last.gather += comm.head.gather_step;
     p.f_first = Forward(scratch, prefetch, comm.interference);
   }
   if (su.reduce_step > 0) {
     UnitRuns scratch = su.bwd;
     if (first) scratch.first.reduce += comm.emb.reduce_step;
-    scratch.body.reduce += comm.layer.reduce_step;
+    scratch.body.reduce += layer_comm.reduce_step;
     if (last) scratch.last.reduce += comm.head.reduce_step;
     p.b_last = Backward(scratch, comm.interference);
   }
@@ -105,7 +144,7 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, int prefetch,
 }
 
 // Per-dimension totals and exposure of a stage over the step.
-void DimensionTotals(const StageUnits& su, const StagePhases& p, const TimedComm& comm, int m, int layers,
+void DimensionTotals(const StageUnits& su, const StagePhases& p, const UnitComm& layer_comm, int m, int layers,
                      double p2p_mb, StageResult& st) {
   const double fsdp_exposed = m * (p.f_mid.exposed + p.b_mid.exposed) + (p.f_first.exposed - p.f_mid.exposed) +
                               (p.b_last.exposed - p.b_mid.exposed) + su.step_end;
@@ -114,21 +153,22 @@ void DimensionTotals(const StageUnits& su, const StagePhases& p, const TimedComm
   st.dim_exposed[DimIndex(ParallelDim::kDp)] = fsdp_exposed;
   st.dim_exposed[DimIndex(ParallelDim::kTp)] = st.dim_total[DimIndex(ParallelDim::kTp)];
   st.dim_exposed[DimIndex(ParallelDim::kEp)] = st.dim_total[DimIndex(ParallelDim::kEp)];
-  st.dim_exposed[DimIndex(ParallelDim::kCp)] = m * (comm.layer.cp_exposed_fwd + comm.layer.cp_exposed_bwd) * layers;
+  st.dim_exposed[DimIndex(ParallelDim::kCp)] = m * (layer_comm.cp_exposed_fwd + layer_comm.cp_exposed_bwd) * layers;
   st.dim_exposed[DimIndex(ParallelDim::kPp)] = m * p2p_mb;
   st.comm = 0;
   for (int k = 0; k < kNumDims; ++k) st.comm += st.dim_total[k];
 }
 
 StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                      const TimedComm& comm, int layers, bool first, bool last) {
-  const StageUnits su = CollectUnits(u, comm, layers, first, last);
-  const StagePhases p = RunPhases(su, comm, c.prefetch, first, last);
+                      const TimedComm& comm, const StageKinds& kinds, int layers, bool first, bool last) {
+  const StageLayer sl = StageLayerOf(u, comm, kinds, layers);
+  const StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
+  const StagePhases p = RunPhases(su, comm, sl.comm, c.prefetch, first, last);
   const int m = cs.m;
   const double p2p_mb = cs.pp > 1 ? 2.0 * cs.v * comm.p2p : 0.0;
   StageResult st;
   // Optimizer step over the parameters this GPU updates.
-  const StageParamCount params = StageParamsOf(u, cs, layers, first, last);
+  const StageParamCount params = StageParamsOf(sl.cost, u, cs, layers, first, last);
   const double stage_params_sharded = cs.sharded_optimizer
                                           ? params.dense / cs.shard + params.expert / cs.expert_shard
                                           : params.dense + params.expert;
@@ -145,7 +185,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_mb;
   st.exposed = m * exposed_mb + (p.f_first.exposed - p.f_mid.exposed) + (p.b_last.exposed - p.b_mid.exposed) +
                su.step_end;
-  DimensionTotals(su, p, comm, m, layers, p2p_mb, st);
+  DimensionTotals(su, p, sl.comm, m, layers, p2p_mb, st);
   return st;
 }
 
@@ -162,21 +202,58 @@ const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelCo
   return explicit_layers;
 }
 
+std::vector<StageKinds> CountStageKinds(const ModelSpec& model, const std::vector<int>& stage_layers, int vpp) {
+  const int pp = static_cast<int>(stage_layers.size());
+  std::vector<StageKinds> out(pp, StageKinds{});
+  // Interleaved: the model's layers in pp·vpp equal chunks, chunk j on stage
+  // j mod pp (Megatron's virtual pipeline); otherwise contiguous stages.
+  const bool equal = std::all_of(stage_layers.begin(), stage_layers.end(),
+                                 [&](int n) { return n == stage_layers[0] && n % std::max(1, vpp) == 0; });
+  if (vpp > 1 && equal) {
+    const int chunk = stage_layers[0] / vpp;
+    for (int64_t i = 0; i < model.num_layers; ++i) ++out[(i / chunk) % pp][model.LayerKindOf(i)];
+    return out;
+  }
+  int64_t i = 0;
+  for (int s = 0; s < pp; ++s) {
+    for (int n = 0; n < stage_layers[s]; ++n, ++i) ++out[s][model.LayerKindOf(i)];
+  }
+  return out;
+}
+
+const std::vector<StageKinds>& StageKindSplit(const EvaluatorData& d, const ParallelConfig& c,
+                                              const std::vector<int>& stage_layers) {
+  thread_local std::vector<StageKinds> none, explicit_kinds;
+  thread_local SlotMemo<StageSplitKey, std::vector<StageKinds>, 16> memo;
+  if (!d.lcm.several_kinds) {
+    none.assign(stage_layers.size(), StageKinds{});
+    return none;
+  }
+  if (c.pp_layers.empty()) {
+    return memo.Get(StageSplitKey{{d.kernel_id, Pack(c.pp, c.vpp)}},
+                    [&] { return CountStageKinds(d.model, stage_layers, c.vpp); });
+  }
+  explicit_kinds = CountStageKinds(d.model, stage_layers, c.vpp);
+  return explicit_kinds;
+}
+
 void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                 const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out) {
   out->shapes.clear();
   out->shape_of.resize(cs.pp);
+  const std::vector<StageKinds>& kinds = StageKindSplit(d, c, stage_layers);
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int layers = stage_layers[s];
     int same = -1;
     for (int q = 0; q < static_cast<int>(out->shapes.size()) && same < 0; ++q) {
       const StageShape& shape = out->shapes[q];
-      if (shape.layers == layers && shape.first == first && shape.last == last) same = q;
+      if (shape.layers == layers && shape.first == first && shape.last == last && shape.kinds == kinds[s]) same = q;
     }
     if (same < 0) {
       same = static_cast<int>(out->shapes.size());
-      out->shapes.push_back(StageShape{layers, first, last, TimeShape(d, c, cs, u, comm, layers, first, last)});
+      out->shapes.push_back(
+          StageShape{layers, first, last, kinds[s], TimeShape(d, c, cs, u, comm, kinds[s], layers, first, last)});
     }
     out->shape_of[s] = same;
   }

@@ -19,10 +19,7 @@ double QuantizedInputBytes(Precision p, bool block_scaled_fp8) {
 LinearInputElements LayerLinearInputElements(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden_size);
   const double ad = static_cast<double>(m.num_attention_heads * m.HeadDim());
-  const double f = static_cast<double>(m.IsMoe() ? (m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size
-                                                                               : m.ffn_hidden_size) *
-                                                       m.experts_per_token
-                                                 : m.ffn_hidden_size);
+  const double f = SavedMlpWidth(m);
   LinearInputElements e;
   e.replicated = 2.0 * h;
   e.attention_out = ad;

@@ -27,7 +27,7 @@ double QuantizedInputBytes(Precision p, bool block_scaled_fp8);
 // the two norm outputs (inputs of QKV and of the MLP's first projection,
 // h each, replicated without SP) and the inputs of the attention output
 // projection (a·d) and of the MLP's down projection (f, the routed experts'
-// f·k for MoE), which TP splits.
+// routed experts' f·k plus the shared experts' width for MoE), which TP splits.
 struct LinearInputElements {
   double replicated = 0;
   double split = 0;
