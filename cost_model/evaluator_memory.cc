@@ -4,6 +4,7 @@
 #include <array>
 
 #include "cost_model/evaluator_stage_time.h"
+#include "cost_model/precision_memory.h"
 
 namespace parasim {
 namespace {
@@ -60,6 +61,11 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     }
   }
   const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
+  const Precision p = d.job.precision;
+  const bool primary_quantized = c.sharding != ShardingMode::kDdp && ((p == Precision::kFp8 && d.stack.fp8_param_gather) ||
+                                                                     (p == Precision::kFp4 && d.stack.fp4_param_gather));
+  const double weight_cache_bytes = QuantizedWeightCacheBytes(d.stack, p, d.cluster.gpu.architecture == "blackwell",
+                                                              primary_quantized);
   const double logits_bytes = LossBytes(d.stack, T, d.lcm.vocab, c.tp);
   const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
   out->stage_bytes.resize(cs.pp);
@@ -118,6 +124,9 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     }
     mi.logits_bytes = last ? logits_bytes : 0.0;
     mi.held_output_bytes = last ? held_output_bytes : 0.0;
+    // The layers' quantized weight copies (not the BF16 blocks; embedding and
+    // head stay BF16): the stage's layer weights on this GPU.
+    mi.quantized_weight_cache = weight_cache_bytes * (L - bf16) * layer.params;
     const MemoryEstimate mem = EstimateMemory(d.stack, mi);
     out->stage_bytes[s] = mem.total;
     if (s == 0 || mem.total > out->stage_bytes[out->peak_stage]) {   // the first stage at the peak

@@ -133,6 +133,7 @@ const char* MemoryPhases::PeakName() const {
 MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   MemoryEstimate e;
   PersistentStates(s, in, e);
+  e.weights += in.quantized_weight_cache;
   const double local = in.params.dense + in.params.expert;
   const double sharded = in.params.dense / std::max(1, in.shard_group) +
                          in.params.expert / std::max(1, in.expert_shard_group);

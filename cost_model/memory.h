@@ -90,6 +90,7 @@ struct MemoryInputs {
   double working_bytes = 0;     // extra transient (full recompute of one layer)
   double logits_bytes = 0;      // last stage: one micro-batch's logits for the loss
   double held_output_bytes = 0; // last stage: earlier micro-batches' outputs the engine still holds
+  double quantized_weight_cache = 0;  // bytes of cached FP8/NVFP4 weight copies (persistent, in `weights`)
 };
 
 // Transient bytes (allocated, before the allocator's fragmentation) of each
