@@ -111,10 +111,6 @@ struct TimedList {
 };
 struct CommTimes {
   TimedList<24> layer;       // TP, CP, EP and dense + expert sharding (16 at most today)
-  // A model mixing dense and MoE layers: each MLP kind's own collectives
-  // (its sharding sizes; the all-to-all only on MoE layers). [0] dense, [1] MoE.
-  std::array<TimedList<24>, 2> layer_mlp{};
-  bool mlp_kinds = false;
   UnitComm emb, head;        // sharding and vocab-parallel TP, folded (no recompute, no attention)
   double p2p = 0;            // one pipeline send (0 without pp)
 };
@@ -226,9 +222,8 @@ int KindWithMlp(const EvaluatorData& d, bool moe) {
   return 0;
 }
 
-CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                          CommRecord* rec) {
-  PathCache paths(d.cluster, c, d.fabric_id);
+// What the layer's collectives depend on beside the config.
+CommPlanInputs LayerPlanInputs(const EvaluatorData& d, const ConfigShape& cs, const Units& u) {
   CommPlanInputs ci;
   ci.tokens = cs.T;
   ci.hidden = d.lcm.h;
@@ -239,21 +234,34 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   ci.moe_layer_fraction =
       d.model.IsMoe() ? static_cast<double>(d.model.MoeLayerCount()) / static_cast<double>(d.model.num_layers) : 1.0;
   ci.num_micro_batches = cs.m;
-  const CommPlan plan = BuildCommPlan(c, d.stack, ci);
+  return ci;
+}
+
+// A model mixing dense and MoE layers: each MLP kind's own layer collectives
+// (its sharding sizes; the all-to-all only on MoE layers). [0] dense, [1] MoE.
+using MlpKindLists = std::array<TimedList<24>, 2>;
+MlpKindLists TimeMlpKindCollectives(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
+                                    const Units& u) {
+  PathCache paths(d.cluster, c, d.fabric_id);
+  MlpKindLists out;
+  for (int moe = 0; moe < 2; ++moe) {
+    const UnitCost& k = u.kinds[KindWithMlp(d, moe == 1)];
+    CommPlanInputs ck = LayerPlanInputs(d, cs, u);
+    ck.layer_dense_params = k.dense_params;
+    ck.layer_expert_params = k.params - k.dense_params;
+    ck.experts_per_token = moe == 1 ? d.lcm.top_k : 0;
+    ck.moe_layer_fraction = 1.0;
+    TimeList(BuildCommPlan(c, d.stack, ck).layer, paths, d.features, out[moe], nullptr);
+  }
+  return out;
+}
+
+CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
+                          CommRecord* rec) {
+  PathCache paths(d.cluster, c, d.fabric_id);
+  const CommPlan plan = BuildCommPlan(c, d.stack, LayerPlanInputs(d, cs, u));
   CommTimes out;
   TimeList(plan.layer, paths, d.features, out.layer, rec ? &rec->layer : nullptr);
-  if (u.several_kinds && d.model.MixesLayerKinds()) {
-    out.mlp_kinds = true;
-    for (int moe = 0; moe < 2; ++moe) {
-      const UnitCost& k = u.kinds[KindWithMlp(d, moe == 1)];
-      CommPlanInputs ck = ci;
-      ck.layer_dense_params = k.dense_params;
-      ck.layer_expert_params = k.params - k.dense_params;
-      ck.experts_per_token = moe == 1 ? d.lcm.top_k : 0;
-      ck.moe_layer_fraction = 1.0;
-      TimeList(BuildCommPlan(c, d.stack, ck).layer, paths, d.features, out.layer_mlp[moe], nullptr);
-    }
-  }
   // Embedding and LM head: their own sharding units, plus vocab-parallel TP.
   std::vector<WorkloadCollective> emb_list =
       ShardingCollectives(c, d.stack, cs.tied_single_copy ? 0.0 : u.emb.params, cs.m, "dp_embedding");
@@ -296,13 +304,33 @@ double OverlapInterference(const EvaluatorData& d, const UnitCost& layer, const 
   return 1.0 + (k.Matmul() * d.sm_share + memory_bound * hbm_share / (1.0 - hbm_share)) / total;
 }
 
-// The config's collectives timed (memoized unless recorded).
-const CommTimes& CollectiveTimes(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
-                                 const Units& u, CommRecord* record) {
+CommKey MakeCommKey(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, bool* order_fits) {
   CommKey key{{d.fabric_id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.micro_batch),
                Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0)), 0, 0, 0,
                static_cast<uint64_t>(cs.m)}};
-  const bool order_fits = PackOrder(c.order, &key.w[5]);
+  *order_fits = PackOrder(c.order, &key.w[5]);
+  return key;
+}
+
+// The MLP kinds' collectives timed (memoized like CollectiveTimes).
+const MlpKindLists& MlpKindTimes(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
+                                 const Units& u) {
+  bool order_fits = false;
+  const CommKey key = MakeCommKey(d, c, cs, &order_fits);
+  if (!order_fits) {
+    thread_local MlpKindLists direct;
+    direct = TimeMlpKindCollectives(d, c, cs, u);
+    return direct;
+  }
+  thread_local SlotMemo<CommKey, MlpKindLists, 128> memo;
+  return memo.Get(key, [&] { return TimeMlpKindCollectives(d, c, cs, u); });
+}
+
+// The config's collectives timed (memoized unless recorded).
+const CommTimes& CollectiveTimes(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
+                                 const Units& u, CommRecord* record) {
+  bool order_fits = false;
+  const CommKey key = MakeCommKey(d, c, cs, &order_fits);
   if (record || !order_fits) {
     thread_local CommTimes direct;   // (thread_local: no zeroing per call)
     direct = TimeCollectives(d, c, cs, u, record);
@@ -328,12 +356,17 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   out.head = timed->head;
   out.p2p = timed->p2p;
   out.interference = OverlapInterference(d, u.layer, out.layer);
-  for (int k = 0; k < kNumLayerKinds && u.several_kinds; ++k) {
+  if (!u.several_kinds) return out;
+  // Each layer kind's communication (valid until the next call on this thread).
+  thread_local std::array<UnitComm, kNumLayerKinds> kinds;
+  const MlpKindLists* mlp = d.model.MixesLayerKinds() ? &MlpKindTimes(d, c, cs, u) : nullptr;
+  for (int k = 0; k < kNumLayerKinds; ++k) {
     if (d.lcm.kind_layers[k] <= 0) continue;
     const UnitCost& uk = u.kinds[k];
-    const TimedList<24>& list = timed->mlp_kinds ? timed->layer_mlp[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
-    out.kinds[k] = FoldComm(list, uk.fwd.attention, uk.bwd.attention - uk.recompute_s, c.cp, c.recompute);
+    const TimedList<24>& list = mlp ? (*mlp)[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
+    kinds[k] = FoldComm(list, uk.fwd.attention, uk.bwd.attention - uk.recompute_s, c.cp, c.recompute);
   }
+  out.kinds = &kinds;
   return out;
 }
 

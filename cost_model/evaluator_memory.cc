@@ -64,8 +64,10 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   const Precision p = d.job.precision;
   const bool primary_quantized = c.sharding != ShardingMode::kDdp && ((p == Precision::kFp8 && d.stack.fp8_param_gather) ||
                                                                      (p == Precision::kFp4 && d.stack.fp4_param_gather));
-  const double weight_cache_bytes = QuantizedWeightCacheBytes(d.stack, p, d.cluster.gpu.architecture == "blackwell",
-                                                              primary_quantized);
+  const double weight_cache_bytes =
+      p == Precision::kBf16 || p == Precision::kFp32
+          ? 0.0
+          : QuantizedWeightCacheBytes(d.stack, p, d.cluster.gpu.architecture == "blackwell", primary_quantized);
   const double logits_bytes = LossBytes(d.stack, T, d.lcm.vocab, c.tp);
   const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
   out->stage_bytes.resize(cs.pp);
@@ -78,19 +80,22 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   int previous_layers = -1;
   int64_t previous_bf16 = -1;
   double previous_in_flight = -1;
+  static const StageKinds kOneKind{};
+  thread_local UnitCost mixed_layer;
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int L = stage_layers[s];
     const double in_flight = MicroBatchesInFlight(c.schedule, cs.pp, cs.m, cs.v, s);
     const bool middle = !first && !last;
     const int64_t bf16 = Bf16LayersOnStage(d, stage_layers, s);
-    const StageKinds& kinds = stage_kinds[s];
+    const StageKinds& kinds = stage_kinds.empty() ? kOneKind : stage_kinds[s];
     if (middle && L == previous_layers && in_flight == previous_in_flight && bf16 == previous_bf16 &&
-        kinds == previous_kinds) {
+        (!u.several_kinds || kinds == previous_kinds)) {
       out->stage_bytes[s] = previous.total;   // never above the peak so far: it equals stage s-1
       continue;
     }
-    const UnitCost layer = u.StageLayer(kinds, L);
+    if (u.several_kinds) mixed_layer = u.StageLayer(kinds, L);
+    const UnitCost& layer = u.several_kinds ? mixed_layer : u.layer;
     const StageParamCount params = StageParamsOf(layer, u, cs, L, first, last);
     MemoryInputs mi;
     mi.sharding = c.sharding;

@@ -67,8 +67,8 @@ struct StageUnits {
 // overlap recurrences run over `layers` copies of it, so the stage's sums are
 // exact and the gathers hide under the stage's mean layer.
 struct StageLayer {
-  UnitCost cost;
-  UnitComm comm;
+  const UnitCost* cost = nullptr;
+  const UnitComm* comm = nullptr;
 };
 
 void AddScaledComm(UnitComm& into, const UnitComm& c, double w) {
@@ -91,13 +91,17 @@ void AddScaledComm(UnitComm& into, const UnitComm& c, double w) {
   }
 }
 
+// Valid until the next call on this thread.
 StageLayer StageLayerOf(const Units& u, const TimedComm& comm, const StageKinds& kinds, int layers) {
-  if (!u.several_kinds || layers <= 0) return StageLayer{u.layer, comm.layer};
-  StageLayer sl{u.StageLayer(kinds, layers), UnitComm{}};
+  if (!u.several_kinds || layers <= 0 || comm.kinds == nullptr) return StageLayer{&u.layer, &comm.layer};
+  thread_local UnitCost mixed_cost;
+  thread_local UnitComm mixed_comm;
+  mixed_cost = u.StageLayer(kinds, layers);
+  mixed_comm = UnitComm{};
   for (int k = 0; k < kNumLayerKinds; ++k) {
-    if (kinds[k] > 0) AddScaledComm(sl.comm, comm.kinds[k], static_cast<double>(kinds[k]) / layers);
+    if (kinds[k] > 0) AddScaledComm(mixed_comm, (*comm.kinds)[k], static_cast<double>(kinds[k]) / layers);
   }
-  return sl;
+  return StageLayer{&mixed_cost, &mixed_comm};
 }
 
 StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer& sl, int layers, bool first,
@@ -107,7 +111,7 @@ StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer&
   su.fwd.has_last = su.bwd.has_last = last;
   su.fwd.count = su.bwd.count = layers;
   if (first) su.Add(u.emb, comm.emb, 1, su.fwd.first, su.bwd.first);
-  su.Add(sl.cost, sl.comm, layers, su.fwd.body, su.bwd.body);
+  su.Add(*sl.cost, *sl.comm, layers, su.fwd.body, su.bwd.body);
   if (last) su.Add(u.head, comm.head, 1, su.fwd.last, su.bwd.last);
   return su;
 }
@@ -163,12 +167,12 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
                       const TimedComm& comm, const StageKinds& kinds, int layers, bool first, bool last) {
   const StageLayer sl = StageLayerOf(u, comm, kinds, layers);
   const StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
-  const StagePhases p = RunPhases(su, comm, sl.comm, c.prefetch, first, last);
+  const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last);
   const int m = cs.m;
   const double p2p_mb = cs.pp > 1 ? 2.0 * cs.v * comm.p2p : 0.0;
   StageResult st;
   // Optimizer step over the parameters this GPU updates.
-  const StageParamCount params = StageParamsOf(sl.cost, u, cs, layers, first, last);
+  const StageParamCount params = StageParamsOf(*sl.cost, u, cs, layers, first, last);
   const double stage_params_sharded = cs.sharded_optimizer
                                           ? params.dense / cs.shard + params.expert / cs.expert_shard
                                           : params.dense + params.expert;
@@ -185,7 +189,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_mb;
   st.exposed = m * exposed_mb + (p.f_first.exposed - p.f_mid.exposed) + (p.b_last.exposed - p.b_mid.exposed) +
                su.step_end;
-  DimensionTotals(su, p, sl.comm, m, layers, p2p_mb, st);
+  DimensionTotals(su, p, *sl.comm, m, layers, p2p_mb, st);
   return st;
 }
 
@@ -223,12 +227,10 @@ std::vector<StageKinds> CountStageKinds(const ModelSpec& model, const std::vecto
 
 const std::vector<StageKinds>& StageKindSplit(const EvaluatorData& d, const ParallelConfig& c,
                                               const std::vector<int>& stage_layers) {
-  thread_local std::vector<StageKinds> none, explicit_kinds;
+  static const std::vector<StageKinds> none;
+  thread_local std::vector<StageKinds> explicit_kinds;
   thread_local SlotMemo<StageSplitKey, std::vector<StageKinds>, 16> memo;
-  if (!d.lcm.several_kinds) {
-    none.assign(stage_layers.size(), StageKinds{});
-    return none;
-  }
+  if (!d.lcm.several_kinds) return none;
   if (c.pp_layers.empty()) {
     return memo.Get(StageSplitKey{{d.kernel_id, Pack(c.pp, c.vpp)}},
                     [&] { return CountStageKinds(d.model, stage_layers, c.vpp); });
@@ -241,19 +243,22 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
                 const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out) {
   out->shapes.clear();
   out->shape_of.resize(cs.pp);
-  const std::vector<StageKinds>& kinds = StageKindSplit(d, c, stage_layers);
+  const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
+  static const StageKinds kOneKind{};
+  const bool several = !stage_kinds.empty();
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int layers = stage_layers[s];
+    const StageKinds& kinds = stage_kinds.empty() ? kOneKind : stage_kinds[s];
     int same = -1;
     for (int q = 0; q < static_cast<int>(out->shapes.size()) && same < 0; ++q) {
       const StageShape& shape = out->shapes[q];
-      if (shape.layers == layers && shape.first == first && shape.last == last && shape.kinds == kinds[s]) same = q;
+      if (shape.layers == layers && shape.first == first && shape.last == last && (!several || shape.kinds == kinds)) same = q;
     }
     if (same < 0) {
       same = static_cast<int>(out->shapes.size());
       out->shapes.push_back(
-          StageShape{layers, first, last, kinds[s], TimeShape(d, c, cs, u, comm, kinds[s], layers, first, last)});
+          StageShape{layers, first, last, kinds, TimeShape(d, c, cs, u, comm, kinds, layers, first, last)});
     }
     out->shape_of[s] = same;
   }

@@ -49,7 +49,7 @@ struct PipelineStep {
 // (they depend on pp alone). Valid until the next call on this thread.
 const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelConfig& c);
 
-// Layers of each kind per stage (all zero for a model of one kind): the
+// Layers of each kind per stage (empty for a model of one kind): the
 // stages' layer ranges in model order, or Megatron's interleaved chunks with
 // vpp > 1. Memoized like StageLayerSplit; valid until the next call on this thread.
 std::vector<StageKinds> CountStageKinds(const ModelSpec& model, const std::vector<int>& stage_layers, int vpp);
