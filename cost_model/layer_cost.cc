@@ -47,6 +47,10 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
       m.kind_layers[k] = static_cast<double>(counts[k]);
       m.kind_flops[k] = LayerKindFlops(model, m.flops, (k & kLayerKindMoe) != 0, (k & kLayerKindLocal) != 0);
     }
+    // Llama 4: the chunked layers use RoPE, the full-attention ones none
+    // (transformers configuration_llama4.py no_rope_layers; the HF loader
+    // reads chunked attention only for Llama 4).
+    m.global_layers_nope = model.local_attention == LocalAttention::kChunked;
   }
   m.heads = static_cast<double>(model.num_attention_heads);
   m.head_dim = static_cast<double>(model.HeadDim());
@@ -83,6 +87,7 @@ UnitCost TransformerLayerKindCost(const LayerCostModel& m, const ParallelConfig&
   k.several_kinds = false;
   k.moe = m.moe && (kind & kLayerKindMoe) != 0;
   k.flops = m.kind_flops[kind];
+  if (m.global_layers_nope && (kind & kLayerKindLocal) == 0) k.rope_bytes = 0.0;
   return SingleKindLayerCost(k, c, T);
 }
 

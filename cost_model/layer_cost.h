@@ -76,6 +76,7 @@ struct LayerCostModel {
   bool several_kinds = false;
   std::array<ModelFlops, kNumLayerKinds> kind_flops{};
   std::array<double, kNumLayerKinds> kind_layers{};
+  bool global_layers_nope = false;   // full-attention layers without rotary embeddings (Llama 4's NoPE layers)
   const SoftwareStack* stack = nullptr;
 };
 

@@ -245,3 +245,21 @@ TEST_CASE("cost_model: stages sum their own kinds; the layers' total does not de
   // The stage's memory follows its layers: expert weights are what a dense stage lacks.
   CHECK(w4.stages[0].memory_peak.si() != w4.stages[1].memory_peak.si());
 }
+
+TEST_CASE("cost_model: Llama 4's global (NoPE) layers move no rotary-embedding bytes", "[cost_model][kinds]") {
+  const SoftwareStack stack = LoadSoftwareStack("megatron-core");
+  REQUIRE(stack.rope_bytes_per_element > 0);
+  const ParallelConfig c = ParseParallelConfig("dp=1");
+  const ModelSpec mav = Hf("llama-4-maverick");
+  const LayerCostModel lcm = MakeLayerCostModel(mav, H100Rates(), stack, 4096);   // 4k < the 8k chunk
+  const UnitCost chunked = TransformerLayerKindCost(lcm, c, 4096, kLayerKindMoe | kLayerKindLocal);
+  const UnitCost nope = TransformerLayerKindCost(lcm, c, 4096, kLayerKindMoe);
+  // At 4k the chunk holds the whole sequence: the two differ only by the rotary traffic on Q and K.
+  const double T = 4096, rope = T * (lcm.ad + lcm.gd) * stack.rope_bytes_per_element;
+  CHECK_THAT(chunked.fwd_bytes - nope.fwd_bytes, WithinRel(rope, 1e-9));
+  CHECK(chunked.fwd.gemm == nope.fwd.gemm);
+  CHECK(chunked.fwd.attention == nope.fwd.attention);
+  // Gemma's global layers keep their rotary embeddings.
+  const LayerCostModel g = MakeLayerCostModel(Hf("gemma-3-27b"), H100Rates(), stack, 512);   // 512 < window
+  CHECK(TransformerLayerKindCost(g, c, 512, 0).fwd_bytes == TransformerLayerKindCost(g, c, 512, kLayerKindLocal).fwd_bytes);
+}
