@@ -1,5 +1,7 @@
 #include "core/model_spec.h"
 
+#include <algorithm>
+
 namespace parasim {
 namespace {
 
@@ -46,6 +48,39 @@ int64_t ModelSpec::MoeLayerCount() const {
   int64_t n = 0;
   for (int64_t i = first_dense_layers; i < num_layers; ++i) n += (i + 1) % interval == 0 ? 1 : 0;
   return n;
+}
+
+bool ModelSpec::IsMoeLayer(int64_t i) const {
+  if (!IsMoe() || i < first_dense_layers) return false;
+  const int64_t interval = moe_layer_interval > 0 ? moe_layer_interval : 1;
+  return (i + 1) % interval == 0;
+}
+
+// Every period-th layer global, the others local, where the count fits that
+// pattern: Gemma 2 and gpt-oss alternate from a local layer 0 (transformers
+// configuration_gemma2.py / gpt_oss layer_types), Gemma 3 has one global per
+// sliding_window_pattern = 6 (configuration_gemma3.py: sliding unless
+// (i + 1) % pattern == 0), Llama 4 one NoPE global per no_rope_layer_interval
+// = 4 (configuration_llama4.py: no_rope_layers[i] = (i + 1) % 4 != 0).
+// Other counts: the global layers spread evenly, the last layer global.
+bool ModelSpec::IsLocalAttentionLayer(int64_t i) const {
+  if (local_attention == LocalAttention::kNone || local_attention_layers <= 0) return false;
+  if (local_attention_layers >= num_layers) return true;
+  const int64_t global = num_layers - local_attention_layers;
+  const int64_t period = num_layers / global;
+  if (num_layers / period == global) return (i + 1) % period != 0;
+  return (i + 1) * global / num_layers == i * global / num_layers;
+}
+
+std::array<int64_t, kNumLayerKinds> ModelSpec::LayerKindCounts() const {
+  std::array<int64_t, kNumLayerKinds> n{};
+  for (int64_t i = 0; i < num_layers; ++i) ++n[LayerKindOf(i)];
+  return n;
+}
+
+bool ModelSpec::HasSeveralLayerKinds() const {
+  const std::array<int64_t, kNumLayerKinds> n = LayerKindCounts();
+  return std::count_if(n.begin(), n.end(), [](int64_t x) { return x > 0; }) > 1;
 }
 
 int64_t ModelSpec::EmbeddingParameters() const {

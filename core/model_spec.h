@@ -3,6 +3,7 @@
 // parasim YAML file or a Hugging Face config.json (core/model_loader.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,6 +15,11 @@ enum class MlpKind { kSwiGlu, kGelu };            // gated 3-matrix vs plain 2-m
 enum class LocalAttention { kNone, kSliding, kChunked };
 enum class NormKind { kRmsNorm, kLayerNorm };
 enum class PositionKind { kRope, kLearned, kAlibi };
+
+// What sets a layer's cost apart from its neighbours': routed experts or a
+// dense MLP, local (sliding-window / chunked) or full attention. Index =
+// kLayerKindMoe bit | kLayerKindLocal bit.
+inline constexpr int kLayerKindMoe = 1, kLayerKindLocal = 2, kNumLayerKinds = 4;
 
 struct ModelSpec {
   std::string name;
@@ -71,6 +77,16 @@ struct ModelSpec {
   int64_t MoeLayerCount() const;           // layers with routed experts
   int64_t DenseLayerCount() const { return num_layers - MoeLayerCount(); }
   bool MixesLayerKinds() const { return IsMoe() && DenseLayerCount() > 0; }
+  // Layer i (0-based): routed experts (first_dense_layers, moe_layer_interval),
+  // local attention (see model_spec.cc for the pattern), its kind index.
+  bool IsMoeLayer(int64_t i) const;
+  bool IsLocalAttentionLayer(int64_t i) const;
+  int LayerKindOf(int64_t i) const {
+    return (IsMoeLayer(i) ? kLayerKindMoe : 0) | (IsLocalAttentionLayer(i) ? kLayerKindLocal : 0);
+  }
+  // Layers of each kind over the model; true when more than one kind occurs.
+  std::array<int64_t, kNumLayerKinds> LayerKindCounts() const;
+  bool HasSeveralLayerKinds() const;
   int64_t ParameterCount() const;          // exact, all weights and biases (no MTP, no vision tower)
   int64_t ActiveParameterCount() const;    // per token: routed experts counted top-k times
   int64_t EmbeddingParameters() const;     // input embedding (+ learned positions)

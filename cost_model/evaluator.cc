@@ -96,17 +96,23 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.lcm = MakeLayerCostModel(s.model, d, s.stack, job.seq_len);
   s.lcm.attention = ak;
   s.lcm.stack = &s.stack;
-  s.act = LayerActivationPerToken(s.model, s.stack);
   // FP8/NVFP4: the linear layers' saved inputs quantized (MXFP8 on Blackwell);
   // NVFP4's BF16 blocks keep the stack's bytes, counted per stage.
-  s.act_bf16 = s.act;
-  s.act = QuantizedActivations(s.act, s.model, s.stack, job.precision, g.architecture == "blackwell", 0.0);
-  if (job.precision == Precision::kFp4) {
+  const bool fp4 = job.precision == Precision::kFp4;
+  auto saved = [&](const ModelSpec& layer_model, ActivationPerToken& act, ActivationPerToken& act_bf16) {
+    act_bf16 = LayerActivationPerToken(layer_model, s.stack);
+    act = QuantizedActivations(act_bf16, layer_model, s.stack, job.precision, g.architecture == "blackwell", 0.0);
+    if (!fp4) act_bf16 = act;
+  };
+  saved(s.model, s.act, s.act_bf16);
+  if (s.model.MixesLayerKinds()) {
+    saved(DenseMlpLayerModel(s.model), s.act_mlp[0], s.act_bf16_mlp[0]);
+    saved(s.model, s.act_mlp[1], s.act_bf16_mlp[1]);
+  }
+  if (fp4) {
     const Bf16Layers kept = Nvfp4Bf16Layers(model.num_layers);
     s.bf16_first = kept.first;
     s.bf16_last = kept.last;
-  } else {
-    s.act_bf16 = s.act;
   }
   // Unfused attention keeps score-sized tensors per token: a·s elements × bytes.
   s.score_bytes_per_token = ak.fused ? 0.0 : static_cast<double>(model.num_attention_heads) * job.seq_len *

@@ -219,9 +219,16 @@ void AddVocabParallelCollectives(const ParallelConfig& c, double activation_byte
   }
 }
 
-CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                          CommRecord* rec) {
-  PathCache paths(d.cluster, c, d.fabric_id);
+// A layer kind the model has with a dense (moe = false) or an MoE MLP.
+int KindWithMlp(const EvaluatorData& d, bool moe) {
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    if (((k & kLayerKindMoe) != 0) == moe && d.lcm.kind_layers[k] > 0) return k;
+  }
+  return 0;
+}
+
+// What the layer's collectives depend on beside the config.
+CommPlanInputs LayerPlanInputs(const EvaluatorData& d, const ConfigShape& cs, const Units& u) {
   CommPlanInputs ci;
   ci.tokens = cs.T;
   ci.hidden = d.lcm.h;
@@ -233,7 +240,32 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   ci.moe_layer_fraction =
       d.model.IsMoe() ? static_cast<double>(d.model.MoeLayerCount()) / static_cast<double>(d.model.num_layers) : 1.0;
   ci.num_micro_batches = cs.m;
-  const CommPlan plan = BuildCommPlan(c, d.stack, ci);
+  return ci;
+}
+
+// A model mixing dense and MoE layers: each MLP kind's own layer collectives
+// (its sharding sizes; the all-to-all only on MoE layers). [0] dense, [1] MoE.
+using MlpKindLists = std::array<TimedList<24>, 2>;
+MlpKindLists TimeMlpKindCollectives(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
+                                    const Units& u) {
+  PathCache paths(d.cluster, c, d.fabric_id);
+  MlpKindLists out;
+  for (int moe = 0; moe < 2; ++moe) {
+    const UnitCost& k = u.kinds[KindWithMlp(d, moe == 1)];
+    CommPlanInputs ck = LayerPlanInputs(d, cs, u);
+    ck.layer_dense_params = k.dense_params;
+    ck.layer_expert_params = k.params - k.dense_params;
+    ck.experts_per_token = moe == 1 ? d.lcm.top_k : 0;
+    ck.moe_layer_fraction = 1.0;
+    TimeList(BuildCommPlan(c, d.stack, ck).layer, paths, d.features, out[moe], nullptr);
+  }
+  return out;
+}
+
+CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
+                          CommRecord* rec) {
+  PathCache paths(d.cluster, c, d.fabric_id);
+  const CommPlan plan = BuildCommPlan(c, d.stack, LayerPlanInputs(d, cs, u));
   CommTimes out;
   TimeList(plan.layer, paths, d.features, out.layer, rec ? &rec->layer : nullptr);
   // Embedding and LM head: their own sharding units, plus vocab-parallel TP.
@@ -305,15 +337,35 @@ void HideTpUnderGemms(const SoftwareStack& s, const ParallelConfig& c, const Uni
   }
 }
 
-// The config's collectives timed (memoized unless recorded).
-const CommTimes& CollectiveTimes(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
-                                 const Units& u, CommRecord* record) {
+CommKey MakeCommKey(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, bool* order_fits) {
   CommKey key{{d.fabric_id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.micro_batch),
                Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0) |
                                       static_cast<int>(c.cp_comm) << 9),
                0, 0, 0,
                static_cast<uint64_t>(cs.m)}};
-  const bool order_fits = PackOrder(c.order, &key.w[5]);
+  *order_fits = PackOrder(c.order, &key.w[5]);
+  return key;
+}
+
+// The MLP kinds' collectives timed (memoized like CollectiveTimes).
+const MlpKindLists& MlpKindTimes(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
+                                 const Units& u) {
+  bool order_fits = false;
+  const CommKey key = MakeCommKey(d, c, cs, &order_fits);
+  if (!order_fits) {
+    thread_local MlpKindLists direct;
+    direct = TimeMlpKindCollectives(d, c, cs, u);
+    return direct;
+  }
+  thread_local SlotMemo<CommKey, MlpKindLists, 128> memo;
+  return memo.Get(key, [&] { return TimeMlpKindCollectives(d, c, cs, u); });
+}
+
+// The config's collectives timed (memoized unless recorded).
+const CommTimes& CollectiveTimes(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs,
+                                 const Units& u, CommRecord* record) {
+  bool order_fits = false;
+  const CommKey key = MakeCommKey(d, c, cs, &order_fits);
   if (record || !order_fits) {
     thread_local CommTimes direct;   // (thread_local: no zeroing per call)
     direct = TimeCollectives(d, c, cs, u, record);
@@ -340,6 +392,18 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   out.head = timed->head;
   out.p2p = timed->p2p;
   out.interference = OverlapInterference(d, u.layer, out.layer);
+  if (!u.several_kinds) return out;
+  // Each layer kind's communication (valid until the next call on this thread).
+  thread_local std::array<UnitComm, kNumLayerKinds> kinds;
+  const MlpKindLists* mlp = d.model.MixesLayerKinds() ? &MlpKindTimes(d, c, cs, u) : nullptr;
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    if (d.lcm.kind_layers[k] <= 0) continue;
+    const UnitCost& uk = u.kinds[k];
+    const TimedList<24>& list = mlp ? (*mlp)[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
+    kinds[k] = FoldComm(list, uk.fwd.attention, uk.bwd.attention - uk.recompute_s, c.cp, c.recompute);
+    HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr);   // the record follows the mean layer
+  }
+  out.kinds = &kinds;
   return out;
 }
 

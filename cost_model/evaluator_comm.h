@@ -33,6 +33,9 @@ struct UnitComm {
 // The communication of one config, per unit kind.
 struct TimedComm {
   UnitComm layer, emb, head;
+  // Per layer kind where the model has several (else null); valid until the
+  // next TimeCommunication on this thread.
+  const std::array<UnitComm, kNumLayerKinds>* kinds = nullptr;
   double p2p = 0;             // one pipeline send (0 without pp)
   double interference = 1;    // compute slowdown factor while a gather or reduction overlaps it
 };

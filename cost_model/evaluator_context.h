@@ -5,6 +5,7 @@
 // them and writes its own result struct.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -33,6 +34,9 @@ struct EvaluatorData {
   ActivationPerToken act;        // a layer at the job's precision
   ActivationPerToken act_bf16;   // a block NVFP4 keeps in BF16 (= act for other precisions)
   int64_t bf16_first = 0, bf16_last = 0;   // NVFP4's BF16 blocks at the start and the end
+  // A model mixing dense and MoE layers: what a layer of each MLP kind saves
+  // ([0] dense MLP, [1] MoE), at the job's precision and in BF16 (unused otherwise).
+  std::array<ActivationPerToken, 2> act_mlp{}, act_bf16_mlp{};
   PowerStates power;
   NcclFeatures features;
   double peak_flops = 0;       // dense BF16 per GPU: the MFU convention
@@ -64,19 +68,39 @@ struct ConfigShape {
   bool sharded_optimizer = false;
 };
 
-// The compute of the three kinds of unit (layer_cost.h).
+// Layers of each kind (ModelSpec::LayerKindOf) one pipeline stage holds.
+using StageKinds = std::array<int, kNumLayerKinds>;
+
+// The compute of the three kinds of unit (layer_cost.h); for a model with
+// several layer kinds also each kind's layer (`layer` is then their mean
+// over the model).
 struct Units {
   UnitCost layer, emb, head;
+  bool several_kinds = false;
+  std::array<UnitCost, kNumLayerKinds> kinds{};
+
+  // The mean layer of a stage holding `n` (summing to `layers` > 0): its
+  // kinds weighted by their counts, so `layers` × it is the stage's exact
+  // sum; `layer` itself for a model of one kind.
+  UnitCost StageLayer(const StageKinds& n, int layers) const {
+    if (!several_kinds || layers <= 0) return layer;
+    UnitCost mean;
+    for (int k = 0; k < kNumLayerKinds; ++k) {
+      if (n[k] > 0) AddScaled(mean, kinds[k], static_cast<double>(n[k]) / layers);
+    }
+    return mean;
+  }
 };
 
-// Parameters one stage holds (÷ tp, ÷ ep for experts).
+// Parameters one stage holds (÷ tp, ÷ ep for experts); `layer` = the stage's mean layer.
 struct StageParamCount {
   double dense = 0, expert = 0;
 };
-inline StageParamCount StageParamsOf(const Units& u, const ConfigShape& cs, int layers, bool first, bool last) {
-  return {layers * u.layer.dense_params + (first && !cs.tied_single_copy ? u.emb.params : 0.0) +
+inline StageParamCount StageParamsOf(const UnitCost& layer, const Units& u, const ConfigShape& cs, int layers,
+                                     bool first, bool last) {
+  return {layers * layer.dense_params + (first && !cs.tied_single_copy ? u.emb.params : 0.0) +
               (last ? u.head.params : 0.0),
-          layers * (u.layer.params - u.layer.dense_params)};
+          layers * (layer.params - layer.dense_params)};
 }
 
 }  // namespace parasim

@@ -1,6 +1,10 @@
 #include "cost_model/evaluator_memory.h"
 
 #include <algorithm>
+#include <array>
+
+#include "cost_model/evaluator_stage_time.h"
+#include "cost_model/precision_memory.h"
 
 namespace parasim {
 namespace {
@@ -17,6 +21,16 @@ int64_t Bf16LayersOnStage(const EvaluatorData& d, const std::vector<int>& stage_
   const int64_t end = begin + stage_layers[s];
   auto overlap = [&](int64_t lo, int64_t hi) { return std::max<int64_t>(0, std::min(end, hi) - std::max(begin, lo)); };
   return overlap(0, d.bf16_first) + overlap(total - d.bf16_last, total);
+}
+
+// The largest layer a stage holds (FSDP's gathered unit).
+double LargestLayerParams(const Units& u, const StageKinds& kinds) {
+  if (!u.several_kinds) return u.layer.params;
+  double largest = 0;
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    if (kinds[k] > 0) largest = std::max(largest, u.kinds[k].params);
+  }
+  return largest;
 }
 
 }  // namespace
@@ -40,6 +54,28 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   const double bf16_working_bytes =
       (c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act_bf16, T, c.tp, c.sequence_parallel) : 0.0) +
       cp_gathered_kv;
+  // A model mixing dense and MoE layers: each MLP kind's per-layer terms.
+  const bool mlp_kinds = u.several_kinds && d.model.MixesLayerKinds();
+  std::array<double, 2> kind_activation{}, kind_working{}, kind_bf16_activation{}, kind_bf16_working{};
+  for (int moe = 0; moe < 2 && mlp_kinds; ++moe) {
+    kind_activation[moe] =
+        LayerActivationBytes(d.act_mlp[moe], T, c.tp, c.sequence_parallel, c.recompute) + scores;
+    kind_bf16_activation[moe] =
+        LayerActivationBytes(d.act_bf16_mlp[moe], T, c.tp, c.sequence_parallel, c.recompute) + scores;
+    kind_working[moe] = kind_bf16_working[moe] = cp_gathered_kv;
+    if (c.recompute == RecomputeMode::kFull) {
+      kind_working[moe] += LayerWorkingBytes(d.act_mlp[moe], T, c.tp, c.sequence_parallel);
+      kind_bf16_working[moe] += LayerWorkingBytes(d.act_bf16_mlp[moe], T, c.tp, c.sequence_parallel);
+    }
+  }
+  const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
+  const Precision p = d.job.precision;
+  const bool primary_quantized = c.sharding != ShardingMode::kDdp && ((p == Precision::kFp8 && d.stack.fp8_param_gather) ||
+                                                                     (p == Precision::kFp4 && d.stack.fp4_param_gather));
+  const double weight_cache_bytes =
+      p == Precision::kBf16 || p == Precision::kFp32
+          ? 0.0
+          : QuantizedWeightCacheBytes(d.stack, p, d.cluster.gpu.architecture == "blackwell", primary_quantized);
   const double logits_bytes = LossBytes(d.stack, T, d.lcm.vocab, c.tp);
   const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
   out->stage_bytes.resize(cs.pp);
@@ -48,20 +84,27 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   // micro-batches in flight) has the same inputs, so the same estimate:
   // deep pipelines repeat one middle stage many times.
   MemoryEstimate previous;
+  StageKinds previous_kinds{};
   int previous_layers = -1;
   int64_t previous_bf16 = -1;
   double previous_in_flight = -1;
+  static const StageKinds kOneKind{};
+  thread_local UnitCost mixed_layer;
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int L = stage_layers[s];
     const double in_flight = MicroBatchesInFlight(c.schedule, cs.pp, cs.m, cs.v, s);
     const bool middle = !first && !last;
     const int64_t bf16 = Bf16LayersOnStage(d, stage_layers, s);
-    if (middle && L == previous_layers && in_flight == previous_in_flight && bf16 == previous_bf16) {
+    const StageKinds& kinds = stage_kinds.empty() ? kOneKind : stage_kinds[s];
+    if (middle && L == previous_layers && in_flight == previous_in_flight && bf16 == previous_bf16 &&
+        (!u.several_kinds || kinds == previous_kinds)) {
       out->stage_bytes[s] = previous.total;   // never above the peak so far: it equals stage s-1
       continue;
     }
-    const StageParamCount params = StageParamsOf(u, cs, L, first, last);
+    if (u.several_kinds) mixed_layer = u.StageLayer(kinds, L);
+    const UnitCost& layer = u.several_kinds ? mixed_layer : u.layer;
+    const StageParamCount params = StageParamsOf(layer, u, cs, L, first, last);
     MemoryInputs mi;
     mi.sharding = c.sharding;
     mi.shard_group = cs.shard;
@@ -71,11 +114,32 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.params.dense = params.dense;
     mi.params.expert = params.expert;
     mi.params.layers = L;
-    mi.params.largest_layer = std::max({u.layer.params, first ? u.emb.params : 0.0, last ? u.head.params : 0.0});
-    mi.activation_bytes = in_flight * ((L - bf16) * layer_activation + bf16 * bf16_layer_activation);
-    mi.working_bytes = bf16 > 0 ? bf16_working_bytes : working_bytes;
+    mi.params.largest_layer =
+        std::max({LargestLayerParams(u, kinds), first ? u.emb.params : 0.0, last ? u.head.params : 0.0});
+    if (mlp_kinds) {
+      // Each MLP kind's layers with their own activations; NVFP4's BF16
+      // layers counted at the stage's mean kind.
+      double held = 0, held_bf16 = 0, working = 0, working_bf16 = 0;
+      for (int k = 0; k < kNumLayerKinds; ++k) {
+        if (kinds[k] == 0) continue;
+        const int moe = (k & kLayerKindMoe) != 0 ? 1 : 0;
+        held += kinds[k] * kind_activation[moe];
+        held_bf16 += kinds[k] * kind_bf16_activation[moe];
+        working = std::max(working, kind_working[moe]);
+        working_bf16 = std::max(working_bf16, kind_bf16_working[moe]);
+      }
+      const double bf16_share = L > 0 ? static_cast<double>(bf16) / L : 0.0;
+      mi.activation_bytes = in_flight * (held + bf16_share * (held_bf16 - held));
+      mi.working_bytes = bf16 > 0 ? working_bf16 : working;
+    } else {
+      mi.activation_bytes = in_flight * ((L - bf16) * layer_activation + bf16 * bf16_layer_activation);
+      mi.working_bytes = bf16 > 0 ? bf16_working_bytes : working_bytes;
+    }
     mi.logits_bytes = last ? logits_bytes : 0.0;
     mi.held_output_bytes = last ? held_output_bytes : 0.0;
+    // The layers' quantized weight copies (not the BF16 blocks; embedding and
+    // head stay BF16): the stage's layer weights on this GPU.
+    mi.quantized_weight_cache = weight_cache_bytes * (L - bf16) * layer.params;
     const MemoryEstimate mem = EstimateMemory(d.stack, mi);
     out->stage_bytes[s] = mem.total;
     if (s == 0 || mem.total > out->stage_bytes[out->peak_stage]) {   // the first stage at the peak
@@ -89,6 +153,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     }
     if (middle) {
       previous = mem;
+      previous_kinds = kinds;
       previous_layers = L;
       previous_bf16 = bf16;
       previous_in_flight = in_flight;

@@ -65,13 +65,58 @@ struct StageUnits {
   }
 };
 
-StageUnits CollectUnits(const Units& u, const TimedComm& comm, int layers, bool first, bool last) {
+// The mean layer of a stage with its communication (Units::StageLayer): the
+// overlap recurrences run over `layers` copies of it, so the stage's sums are
+// exact and the gathers hide under the stage's mean layer.
+struct StageLayer {
+  const UnitCost* cost = nullptr;
+  const UnitComm* comm = nullptr;
+};
+
+void AddScaledComm(UnitComm& into, const UnitComm& c, double w) {
+  into.fwd_blocking += w * c.fwd_blocking;
+  into.bwd_blocking += w * c.bwd_blocking;
+  into.tp_fwd += w * c.tp_fwd;
+  into.tp_bwd += w * c.tp_bwd;
+  into.tp_hidden += w * c.tp_hidden;
+  into.cp_exposed_fwd += w * c.cp_exposed_fwd;
+  into.cp_exposed_bwd += w * c.cp_exposed_bwd;
+  into.cp_total += w * c.cp_total;
+  into.gather_mb += w * c.gather_mb;
+  into.gather_step += w * c.gather_step;
+  into.bwd_gather_mb += w * c.bwd_gather_mb;
+  into.reduce_mb += w * c.reduce_mb;
+  into.reduce_step += w * c.reduce_step;
+  into.step_end += w * c.step_end;
+  into.overlap_bus_bytes += w * c.overlap_bus_bytes;
+  into.overlap_time += w * c.overlap_time;
+  for (int k = 0; k < kNumDims; ++k) {
+    into.dim_total_mb[k] += w * c.dim_total_mb[k];
+    into.dim_total_step[k] += w * c.dim_total_step[k];
+  }
+}
+
+// Valid until the next call on this thread.
+StageLayer StageLayerOf(const Units& u, const TimedComm& comm, const StageKinds& kinds, int layers) {
+  if (!u.several_kinds || layers <= 0 || comm.kinds == nullptr) return StageLayer{&u.layer, &comm.layer};
+  thread_local UnitCost mixed_cost;
+  thread_local UnitComm mixed_comm;
+  mixed_cost = u.StageLayer(kinds, layers);
+  mixed_comm = UnitComm{};
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    if (kinds[k] > 0) AddScaledComm(mixed_comm, (*comm.kinds)[k], static_cast<double>(kinds[k]) / layers);
+  }
+  return StageLayer{&mixed_cost, &mixed_comm};
+}
+
+StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer& sl, int layers, bool first,
+                        bool last) {
   StageUnits su;
   su.fwd.has_first = su.bwd.has_first = first;
   su.fwd.has_last = su.bwd.has_last = last;
   su.fwd.count = su.bwd.count = layers;
   if (first) su.Add(u.emb, comm.emb, 1, su.fwd.first, su.bwd.first);
-  su.Add(u.layer, comm.layer, layers, su.fwd.body, su.bwd.body);
+  su.Add(*sl.cost, *sl.comm, layers, su.fwd.body, su.bwd.body);
   if (last) su.Add(u.head, comm.head, 1, su.fwd.last, su.bwd.last);
   return su;
 }
@@ -83,7 +128,8 @@ struct StagePhases {
   PhaseResult f_mid, b_mid, f_first, b_last;
 };
 
-StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, int prefetch, bool first, bool last) {
+StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitComm& layer_comm, int prefetch,
+                      bool first, bool last) {
   StagePhases p;
   p.f_mid = Forward(su.fwd, prefetch, comm.interference);
   p.b_mid = Backward(su.bwd, comm.interference);
@@ -92,14 +138,14 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, int prefetch,
   if (su.gather_step > 0) {
     UnitRuns scratch = su.fwd;
     if (first) scratch.first.gather += comm.emb.gather_step;
-    scratch.body.gather += comm.layer.gather_step;
+    scratch.body.gather += layer_comm.gather_step;
     if (last) scratch.last.gather += comm.head.gather_step;
     p.f_first = Forward(scratch, prefetch, comm.interference);
   }
   if (su.reduce_step > 0) {
     UnitRuns scratch = su.bwd;
     if (first) scratch.first.reduce += comm.emb.reduce_step;
-    scratch.body.reduce += comm.layer.reduce_step;
+    scratch.body.reduce += layer_comm.reduce_step;
     if (last) scratch.last.reduce += comm.head.reduce_step;
     p.b_last = Backward(scratch, comm.interference);
   }
@@ -107,8 +153,8 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, int prefetch,
 }
 
 // Per-dimension totals and exposure of a stage over the step.
-void DimensionTotals(const StageUnits& su, const StagePhases& p, const TimedComm& comm, int m, int layers,
-                     double p2p_mb, bool c_cp_blocking, StageResult& st) {
+void DimensionTotals(const StageUnits& su, const StagePhases& p, const UnitComm& layer_comm, int m, int layers,
+                     double p2p_mb, bool cp_blocking, StageResult& st) {
   const double fsdp_exposed = m * (p.f_mid.exposed + p.b_mid.exposed) + (p.f_first.exposed - p.f_mid.exposed) +
                               (p.b_last.exposed - p.b_mid.exposed) + su.step_end;
   for (int k = 0; k < kNumDims; ++k) st.dim_total[k] = m * su.dim_mb[k] + su.dim_step[k];
@@ -118,17 +164,18 @@ void DimensionTotals(const StageUnits& su, const StagePhases& p, const TimedComm
   st.dim_exposed[DimIndex(ParallelDim::kEp)] = st.dim_total[DimIndex(ParallelDim::kEp)];
   // CP: the ring's steps beyond their attention blocks; the blocking kinds (a2a, allgather) in full.
   st.dim_exposed[DimIndex(ParallelDim::kCp)] =
-      c_cp_blocking ? st.dim_total[DimIndex(ParallelDim::kCp)]
-                    : m * (comm.layer.cp_exposed_fwd + comm.layer.cp_exposed_bwd) * layers;
+      cp_blocking ? st.dim_total[DimIndex(ParallelDim::kCp)]
+                  : m * (layer_comm.cp_exposed_fwd + layer_comm.cp_exposed_bwd) * layers;
   st.dim_exposed[DimIndex(ParallelDim::kPp)] = m * p2p_mb;
   st.comm = 0;
   for (int k = 0; k < kNumDims; ++k) st.comm += st.dim_total[k];
 }
 
 StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                      const TimedComm& comm, int layers, bool first, bool last) {
-  const StageUnits su = CollectUnits(u, comm, layers, first, last);
-  const StagePhases p = RunPhases(su, comm, c.prefetch, first, last);
+                      const TimedComm& comm, const StageKinds& kinds, int layers, bool first, bool last) {
+  const StageLayer sl = StageLayerOf(u, comm, kinds, layers);
+  const StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
+  const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last);
   const int m = cs.m;
   const double p2p_mb = cs.pp > 1 ? 2.0 * cs.v * comm.p2p : 0.0;
   // Host-synchronous pipeline p2p: every pass starts from an empty GPU queue,
@@ -136,7 +183,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const double host_mb = cs.pp > 1 && d.stack.pp_host_synchronous ? d.stack.host_per_micro_batch_s : 0.0;
   StageResult st;
   // Optimizer step over the parameters this GPU updates.
-  const StageParamCount params = StageParamsOf(u, cs, layers, first, last);
+  const StageParamCount params = StageParamsOf(*sl.cost, u, cs, layers, first, last);
   const double stage_params_sharded = cs.sharded_optimizer
                                           ? params.dense / cs.shard + params.expert / cs.expert_shard
                                           : params.dense + params.expert;
@@ -153,7 +200,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_mb;
   st.exposed = m * exposed_mb + (p.f_first.exposed - p.f_mid.exposed) + (p.b_last.exposed - p.b_mid.exposed) +
                su.step_end;
-  DimensionTotals(su, p, comm, m, layers, p2p_mb, c.cp > 1 && c.cp_comm != CpComm::kP2p, st);
+  DimensionTotals(su, p, *sl.comm, m, layers, p2p_mb, c.cp > 1 && c.cp_comm != CpComm::kP2p, st);
   return st;
 }
 
@@ -170,21 +217,59 @@ const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelCo
   return explicit_layers;
 }
 
+std::vector<StageKinds> CountStageKinds(const ModelSpec& model, const std::vector<int>& stage_layers, int vpp) {
+  const int pp = static_cast<int>(stage_layers.size());
+  std::vector<StageKinds> out(pp, StageKinds{});
+  // Interleaved: the model's layers in pp·vpp equal chunks, chunk j on stage
+  // j mod pp (Megatron's virtual pipeline); otherwise contiguous stages.
+  const bool equal = std::all_of(stage_layers.begin(), stage_layers.end(),
+                                 [&](int n) { return n == stage_layers[0] && n % std::max(1, vpp) == 0; });
+  if (vpp > 1 && equal) {
+    const int chunk = stage_layers[0] / vpp;
+    for (int64_t i = 0; i < model.num_layers; ++i) ++out[(i / chunk) % pp][model.LayerKindOf(i)];
+    return out;
+  }
+  int64_t i = 0;
+  for (int s = 0; s < pp; ++s) {
+    for (int n = 0; n < stage_layers[s]; ++n, ++i) ++out[s][model.LayerKindOf(i)];
+  }
+  return out;
+}
+
+const std::vector<StageKinds>& StageKindSplit(const EvaluatorData& d, const ParallelConfig& c,
+                                              const std::vector<int>& stage_layers) {
+  static const std::vector<StageKinds> none;
+  thread_local std::vector<StageKinds> explicit_kinds;
+  thread_local SlotMemo<StageSplitKey, std::vector<StageKinds>, 16> memo;
+  if (!d.lcm.several_kinds) return none;
+  if (c.pp_layers.empty()) {
+    return memo.Get(StageSplitKey{{d.kernel_id, Pack(c.pp, c.vpp)}},
+                    [&] { return CountStageKinds(d.model, stage_layers, c.vpp); });
+  }
+  explicit_kinds = CountStageKinds(d.model, stage_layers, c.vpp);
+  return explicit_kinds;
+}
+
 void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                 const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out) {
   out->shapes.clear();
   out->shape_of.resize(cs.pp);
+  const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
+  static const StageKinds kOneKind{};
+  const bool several = !stage_kinds.empty();
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int layers = stage_layers[s];
+    const StageKinds& kinds = stage_kinds.empty() ? kOneKind : stage_kinds[s];
     int same = -1;
     for (int q = 0; q < static_cast<int>(out->shapes.size()) && same < 0; ++q) {
       const StageShape& shape = out->shapes[q];
-      if (shape.layers == layers && shape.first == first && shape.last == last) same = q;
+      if (shape.layers == layers && shape.first == first && shape.last == last && (!several || shape.kinds == kinds)) same = q;
     }
     if (same < 0) {
       same = static_cast<int>(out->shapes.size());
-      out->shapes.push_back(StageShape{layers, first, last, TimeShape(d, c, cs, u, comm, layers, first, last)});
+      out->shapes.push_back(
+          StageShape{layers, first, last, kinds, TimeShape(d, c, cs, u, comm, kinds, layers, first, last)});
     }
     out->shape_of[s] = same;
   }

@@ -30,6 +30,7 @@ struct StageResult {
 struct StageShape {
   int layers = 0;
   bool first = false, last = false;
+  StageKinds kinds{};   // all zero for a model of one layer kind
   StageResult t;
 };
 
@@ -47,6 +48,13 @@ struct PipelineStep {
 // Layers per stage: explicit pp_layers as given, balanced splits memoized
 // (they depend on pp alone). Valid until the next call on this thread.
 const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelConfig& c);
+
+// Layers of each kind per stage (empty for a model of one kind): the
+// stages' layer ranges in model order, or Megatron's interleaved chunks with
+// vpp > 1. Memoized like StageLayerSplit; valid until the next call on this thread.
+std::vector<StageKinds> CountStageKinds(const ModelSpec& model, const std::vector<int>& stage_layers, int vpp);
+const std::vector<StageKinds>& StageKindSplit(const EvaluatorData& d, const ParallelConfig& c,
+                                              const std::vector<int>& stage_layers);
 
 // Times every stage shape of the config into `out` (reused between calls).
 void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,

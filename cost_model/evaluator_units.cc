@@ -16,8 +16,21 @@ const Units& UnitCostsOf(const EvaluatorData& d, const ParallelConfig& c, const 
                             Pack((c.sequence_parallel ? 1 : 0) | static_cast<int>(c.cp_comm) << 1,
                                  static_cast<int>(c.recompute))}},
                   [&] {
-                    return Units{TransformerLayerCost(d.lcm, c, cs.T), EmbeddingCost(d.lcm, c, cs.T),
-                                 LmHeadCost(d.lcm, c, cs.T)};
+                    Units u{UnitCost{}, EmbeddingCost(d.lcm, c, cs.T), LmHeadCost(d.lcm, c, cs.T)};
+                    u.several_kinds = d.lcm.several_kinds;
+                    if (!u.several_kinds) {
+                      u.layer = TransformerLayerCost(d.lcm, c, cs.T);
+                      return u;
+                    }
+                    // Each kind once; the model's mean layer from them (as TransformerLayerCost).
+                    double layers = 0;
+                    for (double n : d.lcm.kind_layers) layers += n;
+                    for (int k = 0; k < kNumLayerKinds; ++k) {
+                      if (d.lcm.kind_layers[k] <= 0) continue;
+                      u.kinds[k] = TransformerLayerKindCost(d.lcm, c, cs.T, k);
+                      AddScaled(u.layer, u.kinds[k], d.lcm.kind_layers[k] / layers);
+                    }
+                    return u;
                   });
 }
 

@@ -67,7 +67,14 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
     if (s == 0) sw.layers.push_back(MakeLayer(u.emb, record.emb, "embedding", -1, 0));
     for (int i = 0; i < L; ++i, ++layer_index) {
       const int chunk = v > 1 ? i / std::max(1, L / v) : 0;
-      sw.layers.push_back(MakeLayer(u.layer, record.layer, StrCat("layer ", layer_index), layer_index, chunk));
+      // A model with several layer kinds: each layer its own kind's compute,
+      // at the model layer the stage holds (Megatron's chunk j·pp + s with
+      // vpp; CountStageKinds counts the same layers).
+      const int per_chunk = std::max(1, L / v);
+      const int64_t model_layer = v > 1 ? static_cast<int64_t>(chunk * pp + s) * per_chunk + i % per_chunk : layer_index;
+      const UnitCost& cost =
+          u.several_kinds && model_layer < d.model.num_layers ? u.kinds[d.model.LayerKindOf(model_layer)] : u.layer;
+      sw.layers.push_back(MakeLayer(cost, record.layer, StrCat("layer ", layer_index), layer_index, chunk));
     }
     if (s == pp - 1) sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1));
     sw.pp_send_bytes = pp > 1 ? record.pp_send.size : Bytes(0);

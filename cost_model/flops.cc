@@ -96,6 +96,26 @@ ModelFlops CountModelFlops(const ModelSpec& m) {
   return f;
 }
 
+ModelFlops LayerKindFlops(const ModelSpec& m, const ModelFlops& model_flops, bool moe, bool local) {
+  ModelFlops f = model_flops;
+  const double h = static_cast<double>(m.hidden_size);
+  const double mats = m.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;
+  if (moe && m.IsMoe()) {
+    const double fe = static_cast<double>(m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : m.ffn_hidden_size);
+    const double shared = static_cast<double>(m.num_shared_experts) * mats * h *
+                          static_cast<double>(m.shared_expert_ffn_hidden_size);
+    f.w.mlp = static_cast<double>(m.experts_per_token) * mats * h * fe + shared;
+    f.w.expert_total = static_cast<double>(m.num_experts) * mats * h * fe + shared;
+    f.w.router = h * static_cast<double>(m.num_experts);
+  } else {
+    f.w.mlp = mats * h * static_cast<double>(m.ffn_hidden_size);
+    f.w.expert_total = f.w.mlp;
+    f.w.router = 0;
+  }
+  f.local_layers = local && model_flops.local_layers > 0 ? model_flops.num_layers : 0;
+  return f;
+}
+
 double ModelFlops::ModelFlopsPerToken(int64_t seq_len) const {
   return 6.0 * n_matmul + 12.0 * AttentionLayers(seq_len) * attn_width * static_cast<double>(seq_len);
 }

@@ -51,6 +51,12 @@ struct ModelFlops {
 
 ModelFlops CountModelFlops(const ModelSpec& model);
 
+// The counts of `model_flops` (CountModelFlops) restated for one layer kind
+// of a model with several: the MLP and router of a dense or an MoE layer (its
+// shared experts included) and full or local attention, as if every layer
+// were of that kind (num_layers, n_matmul, attention width unchanged).
+ModelFlops LayerKindFlops(const ModelSpec& model, const ModelFlops& model_flops, bool moe, bool local);
+
 // Fraction of the causal score matrix (s·(s+1)/2 query-key pairs) a layer
 // computes with a sliding window of `window` keys or `window`-token chunks.
 double LocalAttentionFraction(double seq_len, double window, bool chunked);

@@ -43,8 +43,17 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
   m.out_width = model.IsMla() ? m.flops.w.out / m.h : m.ad;
   m.attn_core_width = model.IsMla() ? m.flops.attn_width : m.ad;
   m.shared_ffn = static_cast<double>(model.num_shared_experts * model.shared_expert_ffn_hidden_size);
-  if (model.MixesLayerKinds()) {
-    m.moe_layer_share = static_cast<double>(model.MoeLayerCount()) / static_cast<double>(model.num_layers);
+  if (model.HasSeveralLayerKinds()) {
+    m.several_kinds = true;
+    const std::array<int64_t, kNumLayerKinds> counts = model.LayerKindCounts();
+    for (int k = 0; k < kNumLayerKinds; ++k) {
+      m.kind_layers[k] = static_cast<double>(counts[k]);
+      m.kind_flops[k] = LayerKindFlops(model, m.flops, (k & kLayerKindMoe) != 0, (k & kLayerKindLocal) != 0);
+    }
+    // Llama 4: the chunked layers use RoPE, the full-attention ones none
+    // (transformers configuration_llama4.py no_rope_layers; the HF loader
+    // reads chunked attention only for Llama 4).
+    m.global_layers_nope = model.local_attention == LocalAttention::kChunked;
   }
   m.heads = static_cast<double>(model.num_attention_heads);
   m.head_dim = static_cast<double>(model.HeadDim());
@@ -59,33 +68,41 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
 
 namespace {
 
-// Every field of `a`·wa + `b`·(1 − wa).
-UnitCost Blend(const UnitCost& a, const UnitCost& b, double wa) {
-  const double wb = 1.0 - wa;
-  UnitCost u;
-  u.fwd = a.fwd.Scaled(wa);
-  u.fwd += b.fwd.Scaled(wb);
-  u.bwd = a.bwd.Scaled(wa);
-  u.bwd += b.bwd.Scaled(wb);
-  u.recompute_s = wa * a.recompute_s + wb * b.recompute_s;
-  u.fwd_flops = wa * a.fwd_flops + wb * b.fwd_flops;
-  u.bwd_flops = wa * a.bwd_flops + wb * b.bwd_flops;
-  u.fwd_bytes = wa * a.fwd_bytes + wb * b.fwd_bytes;
-  u.bwd_bytes = wa * a.bwd_bytes + wb * b.bwd_bytes;
-  u.params = wa * a.params + wb * b.params;
-  u.dense_params = wa * a.dense_params + wb * b.dense_params;
-  return u;
-}
-
 UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, double T);
 
 }  // namespace
 
+void AddScaled(UnitCost& into, const UnitCost& u, double w) {
+  into.fwd += u.fwd.Scaled(w);
+  into.bwd += u.bwd.Scaled(w);
+  into.recompute_s += w * u.recompute_s;
+  into.fwd_flops += w * u.fwd_flops;
+  into.bwd_flops += w * u.bwd_flops;
+  into.fwd_bytes += w * u.fwd_bytes;
+  into.bwd_bytes += w * u.bwd_bytes;
+  into.params += w * u.params;
+  into.dense_params += w * u.dense_params;
+}
+
+UnitCost TransformerLayerKindCost(const LayerCostModel& m, const ParallelConfig& c, double T, int kind) {
+  if (!m.several_kinds) return SingleKindLayerCost(m, c, T);
+  LayerCostModel k = m;
+  k.several_kinds = false;
+  k.moe = m.moe && (kind & kLayerKindMoe) != 0;
+  k.flops = m.kind_flops[kind];
+  if (m.global_layers_nope && (kind & kLayerKindLocal) == 0) k.rope_bytes = 0.0;
+  return SingleKindLayerCost(k, c, T);
+}
+
 UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, double T) {
-  if (!m.moe || m.moe_layer_share >= 1.0) return SingleKindLayerCost(m, c, T);
-  LayerCostModel dense = m;
-  dense.moe = false;
-  return Blend(SingleKindLayerCost(m, c, T), SingleKindLayerCost(dense, c, T), m.moe_layer_share);
+  if (!m.several_kinds) return SingleKindLayerCost(m, c, T);
+  double layers = 0;
+  for (double n : m.kind_layers) layers += n;
+  UnitCost mean;
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    if (m.kind_layers[k] > 0) AddScaled(mean, TransformerLayerKindCost(m, c, T, k), m.kind_layers[k] / layers);
+  }
+  return mean;
 }
 
 namespace {

@@ -5,6 +5,8 @@
 // recomputation. Pure functions of precomputed model/device/stack data.
 #pragma once
 
+#include <array>
+
 #include "core/model_spec.h"
 #include "core/parallel_config.h"
 #include "cost_model/flops.h"
@@ -68,7 +70,13 @@ struct LayerCostModel {
   double out_width = 0;          // input width of the output projection: ad; MLA: a·d_v
   double attn_core_width = 0;    // width of the attention core per query-key pair (flops.attn_width)
   double shared_ffn = 0;         // total width of the always-on shared experts in an MoE layer
-  double moe_layer_share = 1;    // MoE layers / L when dense layers are mixed in (averaged, see below)
+  // Models with several layer kinds (ModelSpec::LayerKindOf: dense or MoE
+  // MLP, local or full attention): each kind's FLOP counts (its MLP, its
+  // attention context) and how many layers of it the model has.
+  bool several_kinds = false;
+  std::array<ModelFlops, kNumLayerKinds> kind_flops{};
+  std::array<double, kNumLayerKinds> kind_layers{};
+  bool global_layers_nope = false;   // full-attention layers without rotary embeddings (Llama 4's NoPE layers)
   const SoftwareStack* stack = nullptr;
 };
 
@@ -76,10 +84,16 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
                                   int64_t seq_len);
 
 // `tokens` = b·s/cp tokens of one micro-batch on this GPU (before tp).
-// A model mixing dense and MoE layers (DeepSeek's dense first layers, Llama 4
-// Maverick's alternation) gets the layer-count-weighted mean of the two layer
-// kinds: totals over the model are exact, per-stage imbalance is not modelled.
+// A model with several layer kinds (DeepSeek's dense first layers, Llama 4
+// Maverick's alternation, Gemma's local and global attention) gets the
+// layer-count-weighted mean of its kinds: totals over the model are exact;
+// pipeline stages sum their own kinds (TransformerLayerKindCost).
 UnitCost TransformerLayerCost(const LayerCostModel& m, const ParallelConfig& c, double tokens);
+// One layer of kind `kind` (ModelSpec::LayerKindOf); = TransformerLayerCost
+// for a model of one kind.
+UnitCost TransformerLayerKindCost(const LayerCostModel& m, const ParallelConfig& c, double tokens, int kind);
+// `weight` × every field of `u`, added to `into`.
+void AddScaled(UnitCost& into, const UnitCost& u, double weight);
 UnitCost EmbeddingCost(const LayerCostModel& m, const ParallelConfig& c, double tokens);
 UnitCost LmHeadCost(const LayerCostModel& m, const ParallelConfig& c, double tokens);
 

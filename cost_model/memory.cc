@@ -4,14 +4,26 @@
 
 namespace parasim {
 
+double SavedMlpWidth(const ModelSpec& m) {
+  if (!m.IsMoe()) return static_cast<double>(m.ffn_hidden_size);
+  const int64_t fe = m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size : m.ffn_hidden_size;
+  return static_cast<double>(fe * m.experts_per_token + m.num_shared_experts * m.shared_expert_ffn_hidden_size);
+}
+
+ModelSpec DenseMlpLayerModel(const ModelSpec& model) {
+  ModelSpec dense = model;
+  dense.num_experts = 0;
+  dense.experts_per_token = 0;
+  dense.num_shared_experts = 0;
+  dense.first_dense_layers = 0;
+  return dense;
+}
+
 ActivationPerToken LayerActivationPerToken(const ModelSpec& m, bool dropout) {
   const double h = static_cast<double>(m.hidden_size);
   const double ad = static_cast<double>(m.num_attention_heads * m.HeadDim());
   const double gd = static_cast<double>((m.num_kv_heads > 0 ? m.num_kv_heads : m.num_attention_heads) * m.HeadDim());
-  const double f = static_cast<double>(m.IsMoe() ? (m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size
-                                                                               : m.ffn_hidden_size) *
-                                                       m.experts_per_token
-                                                 : m.ffn_hidden_size);
+  const double f = SavedMlpWidth(m);
   ActivationPerToken a;
   // Two norm inputs (2h each) and the two sub-block inputs (norm outputs, 2h each), bf16.
   a.replicated = 8.0 * h + (dropout ? 2.0 * h : 0.0);
@@ -121,6 +133,7 @@ const char* MemoryPhases::PeakName() const {
 MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   MemoryEstimate e;
   PersistentStates(s, in, e);
+  e.weights += in.quantized_weight_cache;
   const double local = in.params.dense + in.params.expert;
   const double sharded = in.params.dense / std::max(1, in.shard_group) +
                          in.params.expert / std::max(1, in.expert_shard_group);
@@ -222,10 +235,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
     const double ad = static_cast<double>(model.num_attention_heads * model.HeadDim());
     const double gd = static_cast<double>((model.num_kv_heads > 0 ? model.num_kv_heads : model.num_attention_heads) *
                                           model.HeadDim());
-    const double ffn = static_cast<double>(model.IsMoe() ? (model.moe_ffn_hidden_size > 0 ? model.moe_ffn_hidden_size
-                                                                                           : model.ffn_hidden_size) *
-                                                               model.experts_per_token
-                                                         : model.ffn_hidden_size);
+    const double ffn = SavedMlpWidth(model);
     const double matmul_out = ad + 2.0 * gd + h + (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * ffn + h;
     a.sac_saved = stack.activation_bytes * ((1.0 - f) * matmul_out + ad);
   }

@@ -37,6 +37,13 @@ struct ActivationPerToken {
   double sac_saved = 0;
 };
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, bool dropout = false);
+// Per-token width of a layer's MLP activations: f for a dense model; for an
+// MoE model the k routed experts' k·f_e plus the shared experts' width
+// (every token passes them).
+double SavedMlpWidth(const ModelSpec& model);
+// The model with its MoE switched off: what a dense layer of a model mixing
+// dense and MoE layers saves (its dense MLP width f).
+ModelSpec DenseMlpLayerModel(const ModelSpec& model);
 // The stack's activation dtype (`activation_bytes`, 2 = bf16/fp16, 4 = fp32)
 // scales every saved tensor but the 1-byte dropout masks.
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack);
@@ -83,6 +90,7 @@ struct MemoryInputs {
   double working_bytes = 0;     // extra transient (full recompute of one layer)
   double logits_bytes = 0;      // last stage: one micro-batch's logits for the loss
   double held_output_bytes = 0; // last stage: earlier micro-batches' outputs the engine still holds
+  double quantized_weight_cache = 0;  // bytes of cached FP8/NVFP4 weight copies (persistent, in `weights`)
 };
 
 // Transient bytes (allocated, before the allocator's fragmentation) of each

@@ -16,13 +16,16 @@ double QuantizedInputBytes(Precision p, bool block_scaled_fp8) {
   return 2.0;
 }
 
+double QuantizedWeightCacheBytes(const SoftwareStack& stack, Precision p, bool block_scaled_fp8,
+                                 bool primary_quantized) {
+  if (p == Precision::kBf16 || p == Precision::kFp32 || !stack.quantized_weight_cache || primary_quantized) return 0.0;
+  return 2.0 * QuantizedInputBytes(p, block_scaled_fp8);
+}
+
 LinearInputElements LayerLinearInputElements(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden_size);
   const double ad = static_cast<double>(m.num_attention_heads * m.HeadDim());
-  const double f = static_cast<double>(m.IsMoe() ? (m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size
-                                                                               : m.ffn_hidden_size) *
-                                                       m.experts_per_token
-                                                 : m.ffn_hidden_size);
+  const double f = SavedMlpWidth(m);
   LinearInputElements e;
   e.replicated = 2.0 * h;
   e.attention_out = ad;

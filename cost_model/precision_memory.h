@@ -23,11 +23,22 @@ inline constexpr double kFp8TensorScaledBytes = 1.0;
 inline constexpr double kMxfp8Bytes = 1.0 + 1.0 / 32.0;
 double QuantizedInputBytes(Precision p, bool block_scaled_fp8);
 
+// Bytes per linear-weight element of the quantized weight copies a stack
+// caches across micro-batches (SoftwareStack::quantized_weight_cache): a
+// row-wise copy for the forward GEMM and a column-wise one for the backward's
+// data-gradient GEMM (Hopper FP8: the transpose; MXFP8 and NVFP4: blocks
+// scaled along the other axis), each QuantizedInputBytes. 0 at BF16/FP32,
+// without the cache, or with `primary_quantized` weights (fp8/fp4_param_gather
+// on a sharded optimizer: the parameter is the quantized tensor, TE
+// module/base.py quantize_weight returns it without a workspace).
+double QuantizedWeightCacheBytes(const SoftwareStack& stack, Precision p, bool block_scaled_fp8,
+                                 bool primary_quantized);
+
 // Elements per token of one layer's saved linear-layer inputs, before tp:
 // the two norm outputs (inputs of QKV and of the MLP's first projection,
 // h each, replicated without SP) and the inputs of the attention output
 // projection (a·d) and of the MLP's down projection (f, the routed experts'
-// f·k for MoE), which TP splits.
+// routed experts' f·k plus the shared experts' width for MoE), which TP splits.
 struct LinearInputElements {
   double replicated = 0;
   double split = 0;

@@ -342,6 +342,15 @@ SoftwareStack MegatronCore() {
   // Transformer Engine's linear modules save the quantized GEMM input for
   // backward (TE pytorch/module/linear.py, layernorm_linear.py, layernorm_mlp.py).
   s.saves_quantized_inputs = true;
+  // TE Linear/LayerNormLinear/GroupedLinear cache the weight's FP8/NVFP4
+  // cast in `_fp8_workspaces["weight"]` whenever is_first_microbatch is not
+  // None (TransformerEngine d0067d0 pytorch/module/linear.py forward:
+  // cache_name = "weight"; module/base.py quantize_weight keeps the
+  // workspace, row- and column-wise usage while grad is enabled); Megatron
+  // passes is_first_microbatch unless disable_parameter_transpose_cache
+  // (default False: Megatron-LM d98e8a6 transformer_config.py:1175,
+  // extensions/transformer_engine.py:1338).
+  s.quantized_weight_cache = true;
   return s;
 }
 
@@ -353,6 +362,7 @@ SoftwareStack MegatronLm2021() {
   s.fp8_param_gather = false;   // FP8 training came to Megatron with Transformer Engine (2023)
   s.fp4_param_gather = false;
   s.saves_quantized_inputs = false;
+  s.quantized_weight_cache = false;
   // Attention before FlashAttention: QKᵀ (baddbmm) writes the scores (2 B),
   // the fused scale-mask-softmax reads and writes them (4 B), dropout reads
   // them, writes the result and a 1-byte mask (5 B), AV reads them (2 B):
@@ -489,6 +499,7 @@ SoftwareStack Nanotron() {
   s.fp8_param_gather = false;   // bf16 only (its config has no FP8 weights)
   s.fp4_param_gather = false;
   s.saves_quantized_inputs = false;   // no Transformer Engine modules
+  s.quantized_weight_cache = false;
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
   s.overlap_param_gather = false;
   s.grad_bucket_elements = 0;

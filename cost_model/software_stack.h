@@ -124,6 +124,11 @@ struct SoftwareStack {
   // Low precision: linear layers save their quantized (FP8/NVFP4) input for
   // the weight-gradient GEMM instead of the BF16 one (Transformer Engine).
   bool saves_quantized_inputs = false;
+  // Low precision: each linear layer keeps the quantized cast of its weight
+  // (row- and column-wise) across micro-batches beside the BF16 weight,
+  // unless the weights themselves are quantized (fp8/fp4_param_gather on a
+  // sharded optimizer). Transformer Engine's weight workspace cache.
+  bool quantized_weight_cache = false;
 
   // Behaviour.
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)

@@ -248,6 +248,8 @@ void MegatronPrecision(const ParallelConfig& c, const ModelSpec& model, const Jo
     out.notes.push_back(StrCat("NVFP4 recipe: linear GEMMs in NVFP4 except the first ", kept.first, " and last ",
                                kept.last, " blocks; attention, norms, embeddings, output head in BF16; fp32 master "
                                "weights and optimizer state"));
+    // Megatron-LM validate_args (arguments.py:1108 at the pinned commit) refuses NVFP4 on an older TE.
+    out.notes.push_back("--fp4-format needs Transformer Engine >= 2.7.0.dev0 (NVFP4BlockScaling)");
   }
 }
 

@@ -114,12 +114,11 @@ TEST_CASE("cost_model: the averaged layer sums to the model's layer weights", "[
   }
   // Maverick's mean layer lies between its dense and its MoE layer.
   const ModelSpec mav = Hf("llama-4-maverick");
-  LayerCostModel lcm = MakeLayerCostModel(mav, H100Rates(), stack, 4096);
+  const LayerCostModel lcm = MakeLayerCostModel(mav, H100Rates(), stack, 4096);
   const UnitCost mean = TransformerLayerCost(lcm, c, 4096);
-  lcm.moe_layer_share = 1.0;
-  const UnitCost moe = TransformerLayerCost(lcm, c, 4096);
-  lcm.moe = false;
-  const UnitCost dense = TransformerLayerCost(lcm, c, 4096);
+  // Maverick's local (chunked RoPE) layers: 3 of 4; its MoE layers: every other one.
+  const UnitCost moe = TransformerLayerKindCost(lcm, c, 4096, kLayerKindMoe | kLayerKindLocal);
+  const UnitCost dense = TransformerLayerKindCost(lcm, c, 4096, kLayerKindLocal);
   CHECK_THAT(mean.params, WithinRel(0.5 * (moe.params + dense.params), 1e-12));
   CHECK(mean.fwd.gemm > std::min(moe.fwd.gemm, dense.fwd.gemm));
   CHECK(mean.fwd.gemm < std::max(moe.fwd.gemm, dense.fwd.gemm));

@@ -127,3 +127,44 @@ TEST_CASE("cost_model: NVFP4's BF16 blocks count on the stages that hold them", 
   const double q = (all - linear * (2 - 0.5625)) / all;   // an NVFP4 layer against a BF16 one
   CHECK_THAT(fp4["activations"], WithinRel(bf16["activations"] * (15 * q + 1) / 16, 1e-9));
 }
+
+TEST_CASE("cost_model: Transformer Engine's cached quantized weights: closed form per element",
+          "[cost_model][precision][memory]") {
+  const SoftwareStack mc = LoadSoftwareStack("megatron-core");
+  REQUIRE(mc.quantized_weight_cache);
+  // Row-wise + column-wise copies: FP8 data + transpose (Hopper), MXFP8 and NVFP4 blocks both ways.
+  CHECK(QuantizedWeightCacheBytes(mc, Precision::kFp8, false, false) == 2.0);
+  CHECK(QuantizedWeightCacheBytes(mc, Precision::kFp8, true, false) == 2.0 * (1.0 + 1.0 / 32.0));
+  CHECK(QuantizedWeightCacheBytes(mc, Precision::kFp4, false, false) == 2.0 * 0.5625);
+  // None at BF16/FP32, with quantized primary weights, or on a stack without TE modules.
+  CHECK(QuantizedWeightCacheBytes(mc, Precision::kBf16, false, false) == 0.0);
+  CHECK(QuantizedWeightCacheBytes(mc, Precision::kFp32, false, false) == 0.0);
+  CHECK(QuantizedWeightCacheBytes(mc, Precision::kFp8, false, true) == 0.0);
+  for (const char* other : {"pytorch-fsdp", "pytorch-fsdp2", "deepspeed-zero", "megatron-lm-2021", "nanotron"}) {
+    INFO(other);
+    const SoftwareStack s = LoadSoftwareStack(other);
+    CHECK_FALSE(s.quantized_weight_cache);
+    CHECK(QuantizedWeightCacheBytes(s, Precision::kFp8, false, false) == 0.0);
+  }
+}
+
+TEST_CASE("cost_model: cached FP8/NVFP4 weight copies in the memory breakdown", "[cost_model][precision][memory]") {
+  // Llama-2-7B, tp=8, DDP (no --fp8-param-gather without a sharded optimizer):
+  // every layer's weights on the GPU (attention and MLP ÷ 8, the two norms whole)
+  // gain 2 B per element under FP8 on Hopper.
+  const ModelSpec m = testing::Llama2_7b();
+  const double h = 4096;
+  const double layer = (static_cast<double>(m.LayerParameters()) - 2 * h) / 8 + 2 * h;
+  const std::string ddp = "dp=1,tp=8,pp=1,mbs=1,sharding=ddp,recompute=full";
+  auto bf16 = Breakdown(H100Fp8(), Precision::kBf16, "megatron-core", ddp);
+  auto fp8 = Breakdown(H100Fp8(), Precision::kFp8, "megatron-core", ddp);
+  CHECK_THAT(fp8["weights"] - bf16["weights"], WithinRel(2.0 * 32 * layer, 1e-9));
+  // NVFP4 on B200: 0.5625 B each way on the 27 NVFP4 layers (1 first, 4 last in BF16).
+  auto b_bf16 = Breakdown(B200(), Precision::kBf16, "megatron-core", ddp);
+  auto b_fp4 = Breakdown(B200(), Precision::kFp4, "megatron-core", ddp);
+  CHECK_THAT(b_fp4["weights"] - b_bf16["weights"], WithinRel(1.125 * 27 * layer, 1e-9));
+  // With a sharded optimizer the weights are FP8 themselves (--fp8-param-gather): no extra copy.
+  const std::string zero1 = "dp=1,tp=8,pp=1,mbs=1,sharding=zero1,recompute=full";
+  CHECK(Breakdown(H100Fp8(), Precision::kFp8, "megatron-core", zero1)["weights"] ==
+        Breakdown(H100Fp8(), Precision::kBf16, "megatron-core", zero1)["weights"]);
+}

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/loaders.h"
+#include "cost_model/precision.h"
 #include "planner/launch_flags.h"
 #include "megatron_checks.h"
 
@@ -111,4 +112,54 @@ TEST_CASE("planner: the model Megatron-LM builds from the flags has the planned 
   bool stated = false;
   for (const std::string& n : f.notes) stated = stated || n.find("128256 -> 129024") != std::string::npos;
   CHECK(stated);
+}
+
+// Megatron-LM's low-precision rules, recorded with their source lines
+// (tests/testdata/frameworks/megatron_lm_precision_rules.tsv): every recorded
+// rule has a check, every flag a check reads exists at the pinned commit, and
+// every precision variant the emitter writes passes every rule.
+TEST_CASE("planner: emitted FP8/NVFP4 flags obey Megatron-LM's recorded precision rules", "[planner][launch]") {
+  const std::vector<PrecisionRule> rules = MegatronPrecisionRules();
+  REQUIRE(rules.size() >= 20);
+  std::set<std::string> ids;
+  for (const PrecisionRule& r : rules) {
+    INFO(r.id);
+    CHECK(ids.insert(r.id).second);
+    CHECK((r.where.rfind("arguments.py:", 0) == 0 || r.where.rfind("transformer_config.py:", 0) == 0));
+    CHECK(!r.text.empty());
+    CHECK(CheckPrecisionRule(r.id, {}, {}));   // a check exists (vacuous on no flags)
+  }
+  CHECK(!CheckPrecisionRule("no_such_rule", {}, {}));
+  for (const std::string& flag : PrecisionRuleFlags()) {
+    INFO(flag);
+    CHECK(MegatronArgTable().count(flag) == 1);
+  }
+  int checked = 0;
+  for (const ModelSpec& m : Models()) {
+    for (const char* sh : {"ddp", "zero1", "zero2-replicated", "zero2", "zero3", "hsdp:4"}) {
+      for (const char* pl : {"pp=1", "pp=4,schedule=1f1b", "pp=4,vpp=2,schedule=interleaved"}) {
+        for (Precision p : {Precision::kBf16, Precision::kFp8, Precision::kFp4}) {
+          const std::string spec =
+              StrCat("dp=8,tp=2,", pl, ",mbs=2,sharding=", sh, ",sp=on", m.IsMoe() ? ",ep=4" : "");
+          INFO(m.name << " " << spec << " " << ToString(p));
+          JobSpec job;
+          job.global_batch = 8 * 2 * 4;
+          job.seq_len = 4096;
+          job.precision = p;
+          const LaunchFlags f = EmitLaunchFlags(Framework::kMegatron, ParseParallelConfig(spec), m, job);
+          const auto args = Parse(f.text);
+          const std::map<std::string, std::string> a(args.begin(), args.end());
+          for (const PrecisionRule& r : rules) {
+            INFO(r.id << " (" << r.where << ")");
+            CHECK(CheckPrecisionRule(r.id, a, f.notes));
+          }
+          // The precision the plan assumed is the one the flags select.
+          CHECK(a.count("--fp8-format") == (p == Precision::kFp8 ? 1u : 0u));
+          CHECK(a.count("--fp4-format") == (p == Precision::kFp4 ? 1u : 0u));
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked == 9 * 6 * 3 * 3);
 }

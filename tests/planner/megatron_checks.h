@@ -162,6 +162,115 @@ inline void CheckCrossFlagRules(const std::map<std::string, std::string>& a, con
   CHECK(job.global_batch % (std::stoll(a.at("--micro-batch-size")) * c.dp) == 0);
 }
 
+// Megatron-LM's low-precision rules (tests/testdata/frameworks/megatron_lm_precision_rules.tsv),
+// one check per recorded id. `notes` = the emitter's notes (rules on the
+// installed Transformer Engine can only be stated there). The flags a rule
+// names must exist at the pinned commit.
+struct PrecisionRule {
+  std::string id, where, text;
+};
+
+inline std::vector<PrecisionRule> MegatronPrecisionRules() {
+  std::vector<PrecisionRule> rules;
+  std::ifstream in(std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/frameworks/megatron_lm_precision_rules.tsv");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, '\t')) f.push_back(cell);
+    f.resize(3);
+    rules.push_back({f[0], f[1], f[2]});
+  }
+  return rules;
+}
+
+// Flags the precision checks read (each must be in the argument table).
+inline const std::vector<std::string>& PrecisionRuleFlags() {
+  static const std::vector<std::string> flags = {
+      "--fp8-format", "--fp8-recipe", "--fp4-format", "--fp4-recipe", "--fp8-param-gather", "--fp4-param-gather",
+      "--transformer-impl", "--use-torch-fsdp2", "--use-distributed-optimizer", "--use-megatron-fsdp",
+      "--reuse-grad-buf-for-mxfp8-param-ag", "--inference-cuda-graph-scope", "--tensor-parallel-num-weight-shards",
+      "--expert-tensor-parallel-num-weight-shards", "--position-embedding-type", "--optimizer-cpu-offload",
+      "--delay-wgrad-compute", "--fine-grained-activation-offloading", "--first-last-layers-bf16",
+      "--num-layers-at-start-in-bf16", "--num-layers-at-end-in-bf16", "--fp8-quantizer-factory",
+      "--fp4-quantizer-factory", "--pipeline-model-parallel-size", "--num-layers"};
+  return flags;
+}
+
+// Returns false for an id it has no check for.
+inline bool CheckPrecisionRule(const std::string& id, const std::map<std::string, std::string>& a,
+                               const std::vector<std::string>& notes) {
+  auto has = [&](const char* f) { return a.count(f) == 1; };
+  auto val = [&](const char* f, const char* fallback) { return has(f) ? a.at(f) : std::string(fallback); };
+  auto num = [&](const char* f, int64_t fallback) { return has(f) ? std::stoll(a.at(f)) : fallback; };
+  const bool fp8 = has("--fp8-format"), fp4 = has("--fp4-format");
+  const std::string impl = val("--transformer-impl", "transformer_engine");   // TransformerConfig default
+  const std::string recipe = val("--fp8-recipe", "delayed");                   // TransformerConfig default
+  const bool gtp = num("--tensor-parallel-num-weight-shards", 1) > 1 || num("--expert-tensor-parallel-num-weight-shards", 1) > 1;
+  auto noted = [&](const char* text) {
+    for (const std::string& n : notes) {
+      if (n.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  if (id == "fsdp2_drops_fp8_param_gather") {
+    CHECK(!(has("--use-torch-fsdp2") && has("--fp8-param-gather")));
+  } else if (id == "fsdp2_fp4_param_gather_te") {
+    CHECK(!(has("--use-torch-fsdp2") && has("--fp4-param-gather")));
+  } else if (id == "fp8_param_gather_sharded") {
+    if (has("--fp8-param-gather"))
+      CHECK((has("--use-distributed-optimizer") || has("--use-torch-fsdp2") || has("--use-megatron-fsdp")));
+  } else if (id == "fp4_fp8_exclusive") {
+    CHECK(!(fp4 && fp8));
+  } else if (id == "fp4_param_gather_needs_fp4" || id == "tc_fp4_param_needs_fp4") {
+    if (has("--fp4-param-gather")) CHECK(fp4);
+  } else if (id == "fp4_needs_te_2_7") {
+    if (fp4) CHECK(noted("Transformer Engine >= 2.7"));
+  } else if (id == "mxfp8_inference_optimized_flashinfer") {
+    CHECK(impl != "inference_optimized");   // a training command never selects the inference layers
+  } else if (id == "megatron_fsdp_no_mxfp8_grad_buf_reuse") {
+    CHECK(!(has("--use-megatron-fsdp") && has("--reuse-grad-buf-for-mxfp8-param-ag")));
+  } else if (id == "inference_block_graph_fp8") {
+    if (val("--inference-cuda-graph-scope", "") == "block" && fp8)
+      CHECK((impl == "inference_optimized" && recipe == "mxfp8"));
+  } else if (id == "gtp_fp4_needs_param_gather") {
+    if (gtp && fp4) CHECK(has("--fp4-param-gather"));
+  } else if (id == "gtp_mxfp8_needs_param_gather") {
+    if (gtp && fp8 && recipe == "mxfp8") CHECK(has("--fp8-param-gather"));
+  } else if (id == "gtp_mxfp8_needs_grad_buf_reuse") {
+    if (gtp && fp8 && recipe == "mxfp8" && has("--fp8-param-gather")) CHECK(has("--reuse-grad-buf-for-mxfp8-param-ag"));
+  } else if (id == "relative_position_needs_te") {
+    if (val("--position-embedding-type", "learned_absolute") == "relative") CHECK(impl == "transformer_engine");
+  } else if (id == "cpu_offload_fp8_param_gather_delayed") {
+    if (has("--optimizer-cpu-offload")) CHECK((!has("--fp8-param-gather") || recipe == "delayed"));
+  } else if (id == "delay_wgrad_needs_te") {
+    if (has("--delay-wgrad-compute")) CHECK(impl == "transformer_engine");
+  } else if (id == "activation_offloading_needs_te") {
+    if (has("--fine-grained-activation-offloading")) CHECK(impl == "transformer_engine");
+  } else if (id == "tc_delayed_no_bf16_layers") {
+    if (fp8 && has("--first-last-layers-bf16")) CHECK(recipe != "delayed");
+  } else if (id == "tc_fp8_bf16_layers_per_stage") {
+    if (fp8 && has("--first-last-layers-bf16")) {
+      const int64_t per_stage = num("--num-layers", 0) / num("--pipeline-model-parallel-size", 1);
+      for (const char* f : {"--num-layers-at-start-in-bf16", "--num-layers-at-end-in-bf16"}) {
+        CHECK(num(f, 1) >= 0);
+        CHECK(num(f, 1) <= per_stage);
+      }
+    }
+  } else if (id == "tc_fp8_custom_factory") {
+    if (fp8 && recipe == "custom") CHECK(has("--fp8-quantizer-factory"));
+  } else if (id == "tc_fp8_param_needs_fp8") {
+    if (has("--fp8-param-gather")) CHECK(fp8);
+  } else if (id == "tc_fp4_custom_factory") {
+    if (fp4 && val("--fp4-recipe", "nvfp4") == "custom") CHECK(has("--fp4-quantizer-factory"));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // The model Megatron-LM builds from these flags, counted the way parasim counts.
 inline ModelSpec ImpliedModel(const std::map<std::string, std::string>& a, int tp) {
   auto has = [&](const char* f) { return a.count(f) == 1; };
