@@ -78,3 +78,24 @@ TEST_CASE("cost_model: a measured GEMM shape model replaces the tile model in cl
   tile.gemm_k0 = tile.gemm_half_outputs = 0;
   CHECK(GemmEfficiency(tile, m, n, k) != GemmEfficiency(d, m, n, k));
 }
+
+// FP8/NVFP4 casts (precision.h): each linear adds exactly the cast traffic of
+// its streamed operands at the HBM rate; a high-precision GEMM adds none and
+// runs at the BF16 rate.
+TEST_CASE("cost_model: low-precision casts add the input and output-gradient traffic", "[cost_model][precision]") {
+  DeviceRates bf16 = H100Rates();
+  bf16.attention_peak_flops = bf16.peak_flops;
+  DeviceRates fp8 = bf16;
+  fp8.peak_flops = 2.0 * bf16.peak_flops;
+  const FwdBwd no_cast = LinearSeconds(fp8, 8192, 4096, 11008);
+  fp8.quantize_bytes = 4.0;
+  const FwdBwd cast = LinearSeconds(fp8, 8192, 4096, 11008);
+  CHECK_THAT(cast.fwd - no_cast.fwd, Catch::Matchers::WithinRel(8192.0 * 4096 * 4.0 / fp8.hbm_Bps, 1e-9));
+  CHECK_THAT(cast.bwd - no_cast.bwd, Catch::Matchers::WithinRel(8192.0 * 11008 * 4.0 / fp8.hbm_Bps, 1e-9));
+  // The output head and routers: BF16 rate, no casts, whatever the recipe.
+  const FwdBwd head = LinearSeconds(HighPrecisionRates(fp8), 8192, 4096, 32000);
+  const FwdBwd head_bf16 = LinearSeconds(bf16, 8192, 4096, 32000);
+  CHECK(head.fwd == head_bf16.fwd);
+  CHECK(head.bwd == head_bf16.bwd);
+  CHECK(LinearSeconds(fp8, 0, 4096, 4096).fwd == 0.0);
+}
