@@ -62,10 +62,22 @@ double GemmSeconds(const DeviceRates& d, double m, double n, double k) {
   return std::max(compute, memory);
 }
 
+DeviceRates HighPrecisionRates(const DeviceRates& d) {
+  DeviceRates r = d;
+  if (d.attention_peak_flops > 0) r.peak_flops = d.attention_peak_flops;
+  r.quantize_bytes = 0;
+  return r;
+}
+
 FwdBwd LinearSeconds(const DeviceRates& d, double tokens, double in, double out) {
   FwdBwd r;
   r.fwd = GemmSeconds(d, tokens, out, in);                                 // Y = X·W
   r.bwd = GemmSeconds(d, tokens, in, out) + GemmSeconds(d, in, out, tokens);  // dX = dY·Wᵀ, dW = Xᵀ·dY
+  if (d.quantize_bytes > 0 && tokens > 0) {
+    // The cast kernels run on the stream before the GEMM, at the HBM rate.
+    r.fwd += MemorySeconds(d, tokens * in * d.quantize_bytes);
+    r.bwd += MemorySeconds(d, tokens * out * d.quantize_bytes);
+  }
   return r;
 }
 

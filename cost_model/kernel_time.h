@@ -27,14 +27,24 @@ struct DeviceRates {
   // activations), 4 for fp32 training. Scales the GEMM roofline's operands and
   // the memory-bound ops, whose stack bytes are stated for bf16 elements.
   double element_bytes = 2;
+  // Low-precision recipes (FP8, NVFP4): HBM bytes per element of the cast
+  // kernel that quantizes each linear layer's input (forward) and output
+  // gradient (backward) before its GEMM; 0 for bf16/fp32 (PrecisionRates).
+  double quantize_bytes = 0;
 };
+
+// The rates of a GEMM the recipe keeps in high precision (the output head,
+// an MoE router): the BF16 tensor rate (attention_peak_flops), no casts.
+DeviceRates HighPrecisionRates(const DeviceRates& d);
 
 // Efficiency of a (M×K)·(K×N) bf16 GEMM relative to the dense peak, in (0, gemm_max_efficiency].
 double GemmEfficiency(const DeviceRates& d, double m, double n, double k);
 // Time of the GEMM: max(compute at η, HBM roofline of its operands and result).
 double GemmSeconds(const DeviceRates& d, double m, double n, double k);
 // Forward + backward (dgrad and wgrad) of a linear layer with `tokens` rows,
-// `in` → `out` features; forward and backward seconds.
+// `in` → `out` features; forward and backward seconds. With quantize_bytes,
+// each direction adds the cast of its streamed operand: the tokens×in input
+// forward, the tokens×out output gradient backward (weights: see precision.h).
 struct FwdBwd {
   double fwd = 0, bwd = 0;
 };

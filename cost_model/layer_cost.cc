@@ -126,7 +126,7 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
     const double rows = T * m.top_k / local_experts;
     const FwdBwd up = LinearSeconds(d, rows, m.h, mats_in * m.expert_ffn / tp);
     const FwdBwd down = LinearSeconds(d, rows, m.expert_ffn / tp, m.h);
-    const FwdBwd router = LinearSeconds(d, T, m.h, m.experts);
+    const FwdBwd router = LinearSeconds(HighPrecisionRates(d), T, m.h, m.experts);   // a BF16 torch linear
     mlp.fwd = local_experts * (up.fwd + down.fwd) + router.fwd;
     mlp.bwd = local_experts * (up.bwd + down.bwd) + router.bwd;
     mlp_params = local_experts * (mats_in + 1.0) * m.h * m.expert_ffn / tp;
@@ -288,7 +288,8 @@ UnitCost LmHeadCost(const LayerCostModel& m, const ParallelConfig& c, double T) 
   const SoftwareStack& s = *m.stack;
   UnitCost u;
   const double tp = c.tp;
-  const FwdBwd head = LinearSeconds(m.rates, T, m.h, m.vocab / tp);
+  // The output head stays BF16 in the FP8/NVFP4 recipes (precision.h).
+  const FwdBwd head = LinearSeconds(HighPrecisionRates(m.rates), T, m.h, m.vocab / tp);
   u.fwd.gemm = head.fwd;
   u.bwd.gemm = head.bwd;
   // Final norm + loss over the vocab-parallel logits: a third of the loss

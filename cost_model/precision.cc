@@ -67,11 +67,13 @@ PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_la
                               ") has no ", ToString(p), " rate in its profile (peak.", ToString(p), ")"));
   }
   r.gemm_peak = r.own_peak;
+  if (p == Precision::kFp8) r.quantize_bytes = g.architecture == "blackwell" ? kMxfp8CastBytes : kFp8CastBytes;
   if (p == Precision::kFp4) {
     // The BF16-kept blocks run at the BF16 rate: time adds, so rates combine harmonically.
     const Bf16Layers kept = Nvfp4Bf16Layers(num_layers);
     const double f = num_layers > 0 ? static_cast<double>(kept.first + kept.last) / num_layers : 0.0;
     r.gemm_peak = 1.0 / ((1.0 - f) / r.own_peak + f / r.mfu_peak);
+    r.quantize_bytes = (1.0 - f) * kNvfp4CastBytes;   // the BF16 blocks cast nothing
   }
   return r;
 }

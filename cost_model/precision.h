@@ -17,7 +17,27 @@ struct PrecisionRates {
   double element_bytes = 2;    // bytes of an activation element (DeviceRates::element_bytes)
   double mfu_peak = 0;         // dense BF16 (FP16 where a GPU has no BF16: V100)
   double own_peak = 0;         // the precision's own dense peak
+  double quantize_bytes = 0;   // cast traffic per streamed GEMM operand element (DeviceRates::quantize_bytes)
 };
+
+// The cast before every low-precision GEMM. Transformer Engine quantizes a
+// linear layer's BF16 input in forward and its BF16 output gradient in
+// backward with one fused cast-transpose kernel (NVIDIA/TransformerEngine
+// transformer_engine/pytorch/module/linear.py: "FP8 input for forward, FP8
+// input transpose for backward wgrad", fp8_cast_transpose_fused; the same for
+// grad_output in backward): Hopper's FP8 tensor cores take only K-major
+// operands, so wgrad and dgrad need the transposed copy. Per element: read
+// 2 B of BF16, write the row-wise and the column-wise quantized copy.
+// FP8 per-tensor (Hopper): 2 + 1 + 1 = 4 B. MXFP8 (Blackwell): each copy
+// carries one E8M0 scale per 32 values, 2 + 2·(1 + 1/32). NVFP4: 2 + 2·0.5625
+// (kNvfp4BytesPerElement). Left out: the weights' casts (once per step where
+// the framework caches them across micro-batches, and gathered already
+// quantized with fp8_param_gather), amax reductions (a few bytes per tensor),
+// and casts fused into the preceding norm (TE LayerNormLinear): an upper
+// bound by those.
+inline constexpr double kBf16ReadBytes = 2.0;
+inline constexpr double kFp8CastBytes = kBf16ReadBytes + 2.0 * 1.0;
+inline constexpr double kMxfp8CastBytes = kBf16ReadBytes + 2.0 * (1.0 + 1.0 / 32.0);
 
 // Blocks NVIDIA's NVFP4 recipe keeps in BF16: "selective BF16 layers (~16%)",
 // the 12B model's first two and last eight of 62 blocks ("Pretraining Large
@@ -32,6 +52,7 @@ Bf16Layers Nvfp4Bf16Layers(int64_t num_layers);
 // NVFP4 on the wire: 4-bit E2M1 values plus one E4M3 scale per 16 (the same
 // paper, section 2): 0.5 + 1/16 bytes per element.
 inline constexpr double kNvfp4BytesPerElement = 0.5625;
+inline constexpr double kNvfp4CastBytes = kBf16ReadBytes + 2.0 * kNvfp4BytesPerElement;
 
 // Throws InvalidInput naming the GPU when it has no tensor rate for `p`
 // (FP8 before Hopper, FP4 before Blackwell, TF32 before Ampere). `num_layers`:

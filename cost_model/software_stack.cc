@@ -20,7 +20,21 @@ namespace {
 const AttentionKernel kFa2Volta{"math-attention", 0.30, 0.8};
 const AttentionKernel kFa2Ampere{"flash-attn-2", 0.73, 0.8};
 const AttentionKernel kFa2Hopper{"flash-attn-2", 0.35, 0.8};
+// FA3's 0.75 is the paper's best case (non-causal, head dim 256); it now
+// stands only for megatron-core on Blackwell, where no measurement was found
+// (ASSUMPTION, as before).
 const AttentionKernel kFa3Hopper{"flash-attn-3", 0.75, 0.8};
+// cuDNN fused attention, what Transformer Engine runs on Hopper: its backend
+// choice disables FlashAttention "to give FusedAttention preference on Hopper+
+// for performance reasons" (NVIDIA/TransformerEngine transformer_engine/
+// pytorch/attention/dot_product_attention/utils.py, get_attention_backend).
+// FlashAttention-3 paper (arXiv:2407.08608) Fig. 5, H100 SXM5 BF16, causal,
+// head dim 128: cuDNN forward 518 TFLOP/s at 4k, 539 at 16k; the 16k point over
+// 989 and over η(16k) = 16384/(16384+256) gives the long-sequence limit 0.553
+// (η(4k) then gives 515 at 4k). Backward (Fig. 6, head dim 128, 16k): 516 vs
+// 595 forward without the mask in the same figure set: ratio 0.867.
+const AttentionKernel kCudnnHopper{"cudnn-fused-attn", 539.0 / 989.0 / (16384.0 / (16384.0 + 256.0)),
+                                   516.0 / 595.0};
 
 // Measured, not derived: eager PyTorch FSDP traced on one H100 SXM
 // (tests/data/calibration/h100-sxm/torch-fsdp-llama3.2-1b/mbs2_trace.json.gz,
@@ -332,7 +346,7 @@ SoftwareStack MegatronCore() {
   s.host_per_micro_batch_s = 0;
   // NGC PyTorch 25.01 (a Megatron-Core container) ships NCCL 2.25.1.
   s.nccl_version = 22501;
-  s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kFa3Hopper},
+  s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kCudnnHopper},
                          {"blackwell", kFa3Hopper}};
   // --fp8-param-gather / --fp4-param-gather (Megatron-LM d98e8a6 arguments.py;
   // Megatron Core "Low-Precision Training Guide": the parameter all-gather is

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include "core/loaders.h"
 #include "cost_model/kernel_time.h"
+#include "cost_model/software_stack.h"
 #include "test_specs.h"
 
 using namespace parasim;
@@ -77,4 +79,48 @@ TEST_CASE("cost_model: a measured GEMM shape model replaces the tile model in cl
   DeviceRates tile = d;
   tile.gemm_k0 = tile.gemm_half_outputs = 0;
   CHECK(GemmEfficiency(tile, m, n, k) != GemmEfficiency(d, m, n, k));
+}
+
+// FP8/NVFP4 casts (precision.h): each linear adds exactly the cast traffic of
+// its streamed operands at the HBM rate; a high-precision GEMM adds none and
+// runs at the BF16 rate.
+TEST_CASE("cost_model: low-precision casts add the input and output-gradient traffic", "[cost_model][precision]") {
+  DeviceRates bf16 = H100Rates();
+  bf16.attention_peak_flops = bf16.peak_flops;
+  DeviceRates fp8 = bf16;
+  fp8.peak_flops = 2.0 * bf16.peak_flops;
+  const FwdBwd no_cast = LinearSeconds(fp8, 8192, 4096, 11008);
+  fp8.quantize_bytes = 4.0;
+  const FwdBwd cast = LinearSeconds(fp8, 8192, 4096, 11008);
+  CHECK_THAT(cast.fwd - no_cast.fwd, Catch::Matchers::WithinRel(8192.0 * 4096 * 4.0 / fp8.hbm_Bps, 1e-9));
+  CHECK_THAT(cast.bwd - no_cast.bwd, Catch::Matchers::WithinRel(8192.0 * 11008 * 4.0 / fp8.hbm_Bps, 1e-9));
+  // The output head and routers: BF16 rate, no casts, whatever the recipe.
+  const FwdBwd head = LinearSeconds(HighPrecisionRates(fp8), 8192, 4096, 32000);
+  const FwdBwd head_bf16 = LinearSeconds(bf16, 8192, 4096, 32000);
+  CHECK(head.fwd == head_bf16.fwd);
+  CHECK(head.bwd == head_bf16.bwd);
+  CHECK(LinearSeconds(fp8, 0, 4096, 4096).fwd == 0.0);
+}
+
+// The Hopper attention kernels against the FlashAttention-3 paper's causal,
+// head-dim-128 forward curves (arXiv:2407.08608 Fig. 5, burst, H100 SXM5):
+// megatron-core (TE -> cuDNN fused attention) 518 TFLOP/s at 4k, FA2 319.
+TEST_CASE("cost_model: Hopper attention kernels reproduce the FA3 paper's causal forward rates", "[cost_model]") {
+  const GpuProfile h100 = LoadGpuProfile("h100-sxm");
+  auto forward_tflops = [&](const std::string& stack, double seq) {
+    const AttentionKernel& k = LoadSoftwareStack(stack).AttentionFor(h100);
+    DeviceRates d;
+    d.peak_flops = h100.bf16_dense.si();
+    d.attention_fwd_efficiency = k.forward_efficiency;   // burst, as the paper measured
+    d.attention_bwd_efficiency = k.forward_efficiency * k.backward_ratio;
+    const double full = 1e15;
+    return 0.5 * full / AttentionSeconds(d, full, seq).fwd / 1e12;
+  };
+  CHECK(LoadSoftwareStack("megatron-core").AttentionFor(h100).name == "cudnn-fused-attn");
+  CHECK(LoadSoftwareStack("nanotron").AttentionFor(h100).name == "flash-attn-2");
+  CHECK_THAT(forward_tflops("megatron-core", 4096), Catch::Matchers::WithinRel(518.0, 0.02));
+  CHECK_THAT(forward_tflops("megatron-core", 16384), Catch::Matchers::WithinRel(539.0, 1e-9));
+  CHECK_THAT(forward_tflops("nanotron", 4096), Catch::Matchers::WithinRel(319.0, 0.05));
+  // Longer sequences never run slower.
+  CHECK(forward_tflops("megatron-core", 8192) > forward_tflops("megatron-core", 2048));
 }

@@ -186,6 +186,12 @@ TEST_CASE("cost_model: precision rates: GEMMs at the precision's peak, attention
   CHECK(fp4.gemm_peak < fp4.own_peak);
   CHECK(fp4.gemm_peak > b200.fp8_dense.si());
   CHECK(fp4.attention_peak == b200.bf16_dense.si());
+  // Cast traffic per streamed element: none in BF16; FP8 per-tensor 2 + 1 + 1;
+  // MXFP8 adds an E8M0 scale per 32 to each copy; NVFP4 only on its FP4 blocks.
+  CHECK(bf16.quantize_bytes == 0.0);
+  CHECK(fp8.quantize_bytes == 4.0);
+  CHECK_THAT(PrecisionRatesOf(b200, Precision::kFp8, 62).quantize_bytes, WithinRel(2.0 + 2.0 * 33.0 / 32.0, 1e-12));
+  CHECK_THAT(fp4.quantize_bytes, WithinRel((1 - f) * (2.0 + 2.0 * 0.5625), 1e-12));
 }
 
 TEST_CASE("cost_model: FP8/NVFP4 weights on the wire only where the stack gathers them quantized",
