@@ -212,6 +212,15 @@ double HeldOutputBytes(const SoftwareStack& s, double tokens, double vocab, int 
   return held * tokens * vocab / std::max(1, tp) * s.activation_bytes;
 }
 
+double FusedSwiGluSavedBytes(const ModelSpec& m, const SoftwareStack& stack) {
+  if (m.mlp != MlpKind::kSwiGlu) return 0.0;
+  const double f = static_cast<double>(m.IsMoe() ? (m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size
+                                                                             : m.ffn_hidden_size) *
+                                                     m.experts_per_token
+                                               : m.ffn_hidden_size);
+  return f * stack.activation_bytes;   // SiLU(gate), one activation-dtype element per ffn unit
+}
+
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack) {
   ActivationPerToken a = LayerActivationPerToken(model, stack.dropout);
   const double scale = stack.activation_bytes / 2.0;
@@ -220,6 +229,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
   a.split *= scale;
   a.layer_input *= scale;
   a.attention_out *= scale;
+  if (stack.swiglu_saves_input_only) a.split -= FusedSwiGluSavedBytes(model, stack);
   const double f = stack.sac_matmul_recompute_fraction;
   if (f > 0) {
     // Op-level SAC keeps the checkpoint's input, the attention output (and

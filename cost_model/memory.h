@@ -40,6 +40,9 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, bool dropout 
 // The stack's activation dtype (`activation_bytes`, 2 = bf16/fp16, 4 = fp32)
 // scales every saved tensor but the 1-byte dropout masks.
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack);
+// Bytes per token a fused SwiGLU (stack.swiglu_saves_input_only) does not
+// keep: SiLU(gate), f elements of the activation dtype; 0 for other MLPs.
+double FusedSwiGluSavedBytes(const ModelSpec& model, const SoftwareStack& stack);
 
 // Bytes the loss keeps for one micro-batch of `tokens` tokens on one GPU:
 // logits_bytes_per_element per vocab element (÷ tp: vocab-parallel), over the

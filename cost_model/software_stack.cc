@@ -301,6 +301,12 @@ SoftwareStack MegatronCore() {
   // Transformer Engine's linear modules save the quantized GEMM input for
   // backward (TE pytorch/module/linear.py, layernorm_linear.py, layernorm_mlp.py).
   s.saves_quantized_inputs = true;
+  // Megatron-LM d98e8a6: --swiglu models run bias_activation_fusion =
+  // args.bias_swiglu_fusion (arguments.py, --no-bias-swiglu-fusion: on unless
+  // disabled; NeMo's Llama recipes set bias_activation_fusion: true), and
+  // megatron/core/fusions/fused_bias_swiglu.py SwiGLUFunction saves only its
+  // input for backward.
+  s.swiglu_saves_input_only = true;
   return s;
 }
 
@@ -312,6 +318,7 @@ SoftwareStack MegatronLm2021() {
   s.fp8_param_gather = false;   // FP8 training came to Megatron with Transformer Engine (2023)
   s.fp4_param_gather = false;
   s.saves_quantized_inputs = false;
+  s.swiglu_saves_input_only = false;   // 2021: GELU models, no SwiGLU fusion
   // Attention before FlashAttention: QKᵀ (baddbmm) writes the scores (2 B),
   // the fused scale-mask-softmax reads and writes them (4 B), dropout reads
   // them, writes the result and a 1-byte mask (5 B), AV reads them (2 B):
@@ -437,6 +444,8 @@ SoftwareStack Nanotron() {
   s.fp8_param_gather = false;   // bf16 only (its config has no FP8 weights)
   s.fp4_param_gather = false;
   s.saves_quantized_inputs = false;   // no Transformer Engine modules
+  // nanotron's GLUActivation computes act(gate) * up unfused (models/llama.py).
+  s.swiglu_saves_input_only = false;
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
   s.overlap_param_gather = false;
   s.grad_bucket_elements = 0;

@@ -118,6 +118,10 @@ struct SoftwareStack {
   // Low precision: linear layers save their quantized (FP8/NVFP4) input for
   // the weight-gradient GEMM instead of the BF16 one (Transformer Engine).
   bool saves_quantized_inputs = false;
+  // SwiGLU as one fused autograd function that saves only its input (gate and
+  // up, 4f bytes per token in bf16) and recomputes SiLU(gate) in backward;
+  // unfused, SiLU(gate) is kept as well (2f more).
+  bool swiglu_saves_input_only = false;
 
   // Behaviour.
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)

@@ -93,3 +93,19 @@ TEST_CASE("cost_model: Megatron distributed optimizer bytes per parameter", "[co
   CHECK_THAT(per_param(2), WithinRel(4.0 + 12.0 / 2, 1e-12));
   CHECK_THAT(per_param(1), WithinRel(16.0, 1e-12));
 }
+
+TEST_CASE("cost_model: Megatron-Core's fused SwiGLU keeps its input, not SiLU(gate)", "[cost_model][memory]") {
+  const ModelSpec m = testing::Llama2_7b();
+  const double h = 4096, f = 11008, ad = 4096, gd = 4096;
+  // fused_bias_swiglu.py SwiGLUFunction saves the fc1 output (gate and up, 4f
+  // bytes); fc2 saves its input (2f): 6f, where the unfused chain keeps 8f.
+  const ActivationPerToken fused = LayerActivationPerToken(m, LoadSoftwareStack("megatron-core"));
+  CHECK(fused.split == 2 * ad + 4 * gd + 2 * ad + 6 * f);
+  CHECK(fused.replicated == 8 * h);
+  const ActivationPerToken unfused = LayerActivationPerToken(m, LoadSoftwareStack("pytorch-fsdp"));
+  CHECK(unfused.split == 2 * ad + 4 * gd + 2 * ad + 8 * f);
+  // A GELU MLP has nothing to fuse away.
+  const ModelSpec gpt = testing::Gpt(12288, 96, 96, 51200);
+  CHECK(LayerActivationPerToken(gpt, LoadSoftwareStack("megatron-core")).split ==
+        LayerActivationPerToken(gpt, LoadSoftwareStack("pytorch-fsdp")).split);
+}

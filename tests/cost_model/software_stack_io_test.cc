@@ -205,7 +205,7 @@ TEST_CASE("cost_model: a stack with a name of its own is written over the defaul
 TEST_CASE("cost_model: the stack's registry round-trips every field and fires outside every range",
           "[cost_model][registry]") {
   SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
-  REQUIRE(StackFields().size() == 55);   // + fp8/fp4_param_gather, saves_quantized_inputs, fp32_matmul_tf32
+  REQUIRE(StackFields().size() == 56);   // + fp8/fp4_param_gather, saves_quantized_inputs, fp32_matmul_tf32, swiglu_saves_input_only
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
