@@ -56,17 +56,25 @@ double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, 
   return LayerWorkingBytes(a, tokens, tp, sp);
 }
 
+double InterleavedMicroBatchesInFlight(int pp, int m, int vpp, int stage) {
+  // Megatron-Core's interleaved 1F1B (megatron/core/pipeline_parallel/
+  // schedules.py, get_schedule_table / the warm-up count of
+  // forward_backward_pipelining_with_interleaving, microbatch_group_size_per_vp_stage
+  // defaulting to pp): rank r runs 2·(p − r − 1) + (v − 1)·p chunk forwards
+  // before its first backward and holds one more at the steady state's peak;
+  // with m = p every chunk is warm-up. A chunk is 1/v of the stage's layers.
+  const double chunks = static_cast<double>(m) * vpp;
+  if (m == pp) return static_cast<double>(m);
+  const double warmup = std::min(chunks, 2.0 * (pp - stage - 1) + static_cast<double>(vpp - 1) * pp);
+  return std::min(chunks, warmup + 1.0) / vpp;
+}
+
 double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int m, int vpp, int stage) {
   if (pp <= 1) return 1.0;
   switch (schedule) {
     case PipelineSchedule::kGpipe: return static_cast<double>(m);
     case PipelineSchedule::kInterleaved:
-      if (vpp > 1) {
-        const double p = pp;
-        // Stage 0 is the worst case; later stages are bounded by it.
-        (void)stage;
-        return std::min(static_cast<double>(m), p + (p - 1.0) / vpp);
-      }
+      if (vpp > 1) return InterleavedMicroBatchesInFlight(pp, m, vpp, stage);
       [[fallthrough]];
     case PipelineSchedule::k1F1B:
     case PipelineSchedule::kZeroBubble:
@@ -217,6 +225,15 @@ double HeldOutputBytes(const SoftwareStack& s, double tokens, double vocab, int 
   return held * tokens * vocab / std::max(1, tp) * s.activation_bytes;
 }
 
+double FusedSwiGluSavedBytes(const ModelSpec& m, const SoftwareStack& stack) {
+  if (m.mlp != MlpKind::kSwiGlu) return 0.0;
+  const double f = static_cast<double>(m.IsMoe() ? (m.moe_ffn_hidden_size > 0 ? m.moe_ffn_hidden_size
+                                                                             : m.ffn_hidden_size) *
+                                                     m.experts_per_token
+                                               : m.ffn_hidden_size);
+  return f * stack.activation_bytes;   // SiLU(gate), one activation-dtype element per ffn unit
+}
+
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack) {
   ActivationPerToken a = LayerActivationPerToken(model, stack.dropout);
   const double scale = stack.activation_bytes / 2.0;
@@ -225,6 +242,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
   a.split *= scale;
   a.layer_input *= scale;
   a.attention_out *= scale;
+  if (stack.swiglu_saves_input_only) a.split -= FusedSwiGluSavedBytes(model, stack);
   const double f = stack.sac_matmul_recompute_fraction;
   if (f > 0) {
     // Op-level SAC keeps the checkpoint's input, the attention output (and

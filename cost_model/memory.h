@@ -47,6 +47,9 @@ ModelSpec DenseMlpLayerModel(const ModelSpec& model);
 // The stack's activation dtype (`activation_bytes`, 2 = bf16/fp16, 4 = fp32)
 // scales every saved tensor but the 1-byte dropout masks.
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack);
+// Bytes per token a fused SwiGLU (stack.swiglu_saves_input_only) does not
+// keep: SiLU(gate), f elements of the activation dtype; 0 for other MLPs.
+double FusedSwiGluSavedBytes(const ModelSpec& model, const SoftwareStack& stack);
 
 // Bytes the loss keeps for one micro-batch of `tokens` tokens on one GPU:
 // logits_bytes_per_element per vocab element (÷ tp: vocab-parallel), over the
@@ -68,8 +71,13 @@ double LayerWorkingBytes(const ActivationPerToken& a, double tokens, int tp, boo
 
 // Micro-batches whose activations a stage holds at its peak (stage 0 holds
 // the most): 1 without pipelining; 1F1B min(m, p − stage); GPipe m;
-// interleaved p + (p−1)/v on stage 0 (Korthikanti et al. 2022 §4.2.3).
+// interleaved p + (p − 1 − 2·stage)/v (Korthikanti et al. 2022 §4.2.3 for
+// stage 0; Megatron-Core's warm-up count per rank).
 double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int num_micro_batches, int vpp, int stage);
+// Interleaved 1F1B with v > 1 chunks per stage: the stage-equivalents of
+// chunk activations `stage` holds at its peak, min(m, p + (p − 1 − 2·stage)/v),
+// all m when m = p (Megatron runs every chunk forward first then).
+double InterleavedMicroBatchesInFlight(int pp, int num_micro_batches, int vpp, int stage);
 
 // Parameters held by one GPU of a stage, before data-parallel sharding.
 struct StageParams {

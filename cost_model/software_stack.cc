@@ -365,6 +365,12 @@ SoftwareStack MegatronCore() {
   // (default False: Megatron-LM d98e8a6 transformer_config.py:1175,
   // extensions/transformer_engine.py:1338).
   s.quantized_weight_cache = true;
+  // Megatron-LM d98e8a6: --swiglu models run bias_activation_fusion =
+  // args.bias_swiglu_fusion (arguments.py, --no-bias-swiglu-fusion: on unless
+  // disabled; NeMo's Llama recipes set bias_activation_fusion: true), and
+  // megatron/core/fusions/fused_bias_swiglu.py SwiGLUFunction saves only its
+  // input for backward.
+  s.swiglu_saves_input_only = true;
   return s;
 }
 
@@ -377,6 +383,7 @@ SoftwareStack MegatronLm2021() {
   s.fp4_param_gather = false;
   s.saves_quantized_inputs = false;
   s.quantized_weight_cache = false;
+  s.swiglu_saves_input_only = false;   // 2021: GELU models, no SwiGLU fusion
   // Attention before FlashAttention: QKᵀ (baddbmm) writes the scores (2 B),
   // the fused scale-mask-softmax reads and writes them (4 B), dropout reads
   // them, writes the result and a 1-byte mask (5 B), AV reads them (2 B):
@@ -514,6 +521,8 @@ SoftwareStack Nanotron() {
   s.fp4_param_gather = false;
   s.saves_quantized_inputs = false;   // no Transformer Engine modules
   s.quantized_weight_cache = false;
+  // nanotron's GLUActivation computes act(gate) * up unfused (models/llama.py).
+  s.swiglu_saves_input_only = false;
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
   s.overlap_param_gather = false;
   s.grad_bucket_elements = 0;

@@ -129,6 +129,10 @@ struct SoftwareStack {
   // unless the weights themselves are quantized (fp8/fp4_param_gather on a
   // sharded optimizer). Transformer Engine's weight workspace cache.
   bool quantized_weight_cache = false;
+  // SwiGLU as one fused autograd function that saves only its input (gate and
+  // up, 4f bytes per token in bf16) and recomputes SiLU(gate) in backward;
+  // unfused, SiLU(gate) is kept as well (2f more).
+  bool swiglu_saves_input_only = false;
 
   // Behaviour.
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)

@@ -84,10 +84,11 @@ TEST_CASE("cost_model: FP8 memory breakdown against the closed form (H100, per-t
           "[cost_model][precision][memory]") {
   auto bf16 = Breakdown(H100Fp8(), Precision::kBf16, "megatron-core");
   auto fp8 = Breakdown(H100Fp8(), Precision::kFp8, "megatron-core");
-  // Llama-2-7B per token and layer (bf16): 8h replicated + 8h + 8f split;
+  // Llama-2-7B per token and layer (bf16): 8h replicated + 8h + 6f split
+  // (Megatron-Core's fused SwiGLU keeps its input, not SiLU(gate));
   // FP8 saves 1 B on 2h + a·d + f of it.
   const double h = 4096, f = 11008;
-  const double ratio = (16 * h + 8 * f - (3 * h + f)) / (16 * h + 8 * f);
+  const double ratio = (16 * h + 6 * f - (3 * h + f)) / (16 * h + 6 * f);
   CHECK_THAT(fp8["activations"], WithinRel(bf16["activations"] * ratio, 1e-9));
   for (const char* same : {"weights", "gradients", "optimizer", "reserve", "cuda_context"}) {
     CHECK(fp8[same] == bf16[same]);   // master weights, gradients, Adam states as in BF16
@@ -104,7 +105,7 @@ TEST_CASE("cost_model: MXFP8 and NVFP4 memory breakdown against the closed form 
   auto bf16 = Breakdown(B200(), Precision::kBf16, "megatron-core");
   auto fp8 = Breakdown(B200(), Precision::kFp8, "megatron-core");
   auto fp4 = Breakdown(B200(), Precision::kFp4, "megatron-core");
-  const double h = 4096, f = 11008, all = 16 * h + 8 * f, linear = 3 * h + f;
+  const double h = 4096, f = 11008, all = 16 * h + 6 * f, linear = 3 * h + f;   // fused SwiGLU: 6f
   CHECK_THAT(fp8["activations"], WithinRel(bf16["activations"] * (all - linear * (2 - 1.03125)) / all, 1e-9));
   // 32 layers: round(0.16·32·0.2) = 1 first and round(0.16·32·0.8) = 4 last kept in BF16.
   const double share = 5.0 / 32.0;
@@ -123,7 +124,7 @@ TEST_CASE("cost_model: NVFP4's BF16 blocks count on the stages that hold them", 
   const std::string config = "dp=4,tp=1,pp=2,mbs=1,sharding=zero1,recompute=none,schedule=1f1b";
   auto bf16 = Breakdown(B200(), Precision::kBf16, "megatron-core", config);
   auto fp4 = Breakdown(B200(), Precision::kFp4, "megatron-core", config);
-  const double h = 4096, f = 11008, all = 16 * h + 8 * f, linear = 3 * h + f;
+  const double h = 4096, f = 11008, all = 16 * h + 6 * f, linear = 3 * h + f;   // fused SwiGLU: 6f
   const double q = (all - linear * (2 - 0.5625)) / all;   // an NVFP4 layer against a BF16 one
   CHECK_THAT(fp4["activations"], WithinRel(bf16["activations"] * (15 * q + 1) / 16, 1e-9));
 }

@@ -207,8 +207,8 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
   // + fp8/fp4_param_gather, saves_quantized_inputs, fp32_matmul_tf32, quantized_weight_cache,
   //   supports_cp_p2p/a2a/allgather, pp_host_synchronous, host_per_micro_batch_s, tp_comm_overlap,
-  //   tp_overlap_gemm_slowdown
-  REQUIRE(StackFields().size() == 63);
+  //   tp_overlap_gemm_slowdown, swiglu_saves_input_only
+  REQUIRE(StackFields().size() == 64);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
