@@ -5,9 +5,8 @@
 
 #include "core/error.h"
 #include "core/number_format.h"
-#include "cost_model/report_json.h"
-#include "facade/json_value.h"
 #include "facade/plan_options.h"
+#include "facade/search_point_value.h"
 #include "facade/spec_inputs.h"
 #include "planner/plan_format.h"
 #include "planner/plot_data.h"
@@ -45,19 +44,13 @@ Value ToValue(const planner::ScaleStudy& s, const planner::PlanOptions& o) {
     Value pj = Value::Object();
     pj.Set("gpus", p.gpus);
     pj.Set("global_batch", p.global_batch);
-    pj.Set("feasible", p.feasible);
-    pj.Set("searched", p.searched);
-    pj.Set("feasible_configs", p.feasible_configs);
+    SetSearchCounts(pj, p);
     pj.Set("goodput", p.goodput);
     pj.Set("useful_tokens_per_s", p.useful_tokens_per_s);
     pj.Set("efficiency", p.efficiency);
     pj.Set("marginal_tokens_per_s_per_added_gpu", p.marginal_tokens_per_s_per_gpu);
     pj.Set("marginal_fraction", p.marginal_fraction);
-    if (p.feasible) {
-      pj.Set("objective_value", p.objective_value);
-      pj.Set("config_string", p.best.config.ToString());
-      pj.Set("best", JsonToValue(ReportToJsonValue(p.best)));
-    }
+    SetBestPlan(pj, p);
     points.Push(std::move(pj));
   }
   j.Set("points", std::move(points));

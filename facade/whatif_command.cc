@@ -2,9 +2,8 @@
 
 #include "core/error.h"
 #include "core/number_format.h"
-#include "cost_model/report_json.h"
-#include "facade/json_value.h"
 #include "facade/plan_options.h"
+#include "facade/search_point_value.h"
 #include "planner/plan_format.h"
 #include "planner/plot_data.h"
 #include "planner/study.h"
@@ -23,14 +22,8 @@ Value ToValue(const std::vector<planner::WhatifPoint>& points, const planner::Pl
     for (const auto& [k, v] : p.setting) setting.Set(k, v);
     pj.Set("setting", std::move(setting));
     pj.Set("gpus", p.gpus);
-    pj.Set("feasible", p.feasible);
-    pj.Set("searched", p.searched);
-    pj.Set("feasible_configs", p.feasible_configs);
-    if (p.feasible) {
-      pj.Set("objective_value", p.objective_value);
-      pj.Set("config_string", p.best.config.ToString());
-      pj.Set("best", JsonToValue(ReportToJsonValue(p.best)));
-    }
+    SetSearchCounts(pj, p);
+    SetBestPlan(pj, p);
     arr.Push(std::move(pj));
   }
   j.Set("points", std::move(arr));

@@ -54,13 +54,6 @@ ParallelConfig Cp(int cp, CpComm kind, int tp = 1) {
   return c;
 }
 
-DeviceRates H100Rates() {
-  DeviceRates d;
-  d.peak_flops = 989e12;
-  d.hbm_Bps = 3.0e12;
-  d.sm_count = 132;
-  return d;
-}
 
 double DimTotal(const Report& r, const char* dim) {
   for (const auto& e : r.by_dimension)
@@ -159,7 +152,7 @@ TEST_CASE("cost_model: CP group traffic grows with cp for every kind; attention 
     }
   }
   const ModelSpec m = testing::Llama2_7b();
-  const LayerCostModel lcm = MakeLayerCostModel(m, H100Rates(), s, 65536);
+  const LayerCostModel lcm = MakeLayerCostModel(m, testing::NominalH100Rates(), s, 65536);
   for (CpComm kind : {CpComm::kP2p, CpComm::kA2a, CpComm::kAllGather}) {
     INFO(ToString(kind));
     double previous = 1e300;

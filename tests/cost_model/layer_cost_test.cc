@@ -8,20 +8,11 @@
 using namespace parasim;
 using Catch::Matchers::WithinRel;
 
-namespace {
-DeviceRates H100Rates() {
-  DeviceRates d;
-  d.peak_flops = 989e12;
-  d.hbm_Bps = 3.0e12;
-  d.sm_count = 132;
-  return d;
-}
-}  // namespace
 
 TEST_CASE("cost_model: context parallelism adds exactly the ring merge's HBM traffic", "[cost_model]") {
   const ModelSpec model = testing::Llama2_7b();
   const SoftwareStack stack = LoadSoftwareStack("pytorch-fsdp");
-  const LayerCostModel m = MakeLayerCostModel(model, H100Rates(), stack, 4096);
+  const LayerCostModel m = MakeLayerCostModel(model, testing::NominalH100Rates(), stack, 4096);
   // Same tokens per GPU (2 × 4096 / cp), same kernels: only the merge differs.
   const double h = static_cast<double>(model.hidden_size);
   for (int cp : {2, 4, 8}) {
@@ -52,8 +43,8 @@ TEST_CASE("cost_model: eager DTensor dispatch of TP linears binds only when the 
   const SoftwareStack megatron = LoadSoftwareStack("megatron-core");
   REQUIRE(eager.host_per_tp_linear_s > 0);
   REQUIRE(megatron.host_per_tp_linear_s == 0);
-  const LayerCostModel me = MakeLayerCostModel(model, H100Rates(), eager, 4096);
-  const LayerCostModel mm = MakeLayerCostModel(model, H100Rates(), megatron, 4096);
+  const LayerCostModel me = MakeLayerCostModel(model, testing::NominalH100Rates(), eager, 4096);
+  const LayerCostModel mm = MakeLayerCostModel(model, testing::NominalH100Rates(), megatron, 4096);
   // tp=8, one 4k sequence: ~1 ms of GPU work per layer forward, 7 linears × 0.34 ms of host.
   const ParallelConfig tp8 = ParseParallelConfig("dp=1,tp=8,sp=on");
   const UnitCost small = TransformerLayerCost(me, tp8, 4096);

@@ -14,6 +14,7 @@
 #include "cost_model/evaluator_context.h"
 #include "cost_model/evaluator_stage_time.h"
 #include "cost_model/layer_cost.h"
+#include "test_specs.h"
 #include "cost_model/software_stack.h"
 #include "cost_model/workload.h"
 
@@ -26,13 +27,6 @@ ModelSpec Hf(const std::string& dir) {
   return LoadModel(std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/hf/" + dir);
 }
 
-DeviceRates H100Rates() {
-  DeviceRates d;
-  d.peak_flops = 989e12;
-  d.hbm_Bps = 3.0e12;
-  d.sm_count = 132;
-  return d;
-}
 
 int64_t Count(const ModelSpec& m, bool (ModelSpec::*is)(int64_t) const) {
   int64_t n = 0;
@@ -144,7 +138,7 @@ TEST_CASE("cost_model: the kinds' unit costs sum to the model's mean layer (pp=1
     for (const char* name : {"deepseek-v3", "llama-4-maverick", "gemma-3-27b", "gemma-2-9b", "gpt-oss-120b"}) {
       INFO(name << " " << spec);
       const ModelSpec m = Hf(name);
-      const LayerCostModel lcm = MakeLayerCostModel(m, H100Rates(), stack, 8192);
+      const LayerCostModel lcm = MakeLayerCostModel(m, testing::NominalH100Rates(), stack, 8192);
       REQUIRE(lcm.several_kinds);
       const UnitCost mean = TransformerLayerCost(lcm, c, 8192);
       const auto counts = m.LayerKindCounts();
@@ -182,7 +176,7 @@ TEST_CASE("cost_model: kinds differ where the physics says: MoE layers heavier, 
   const SoftwareStack stack = LoadSoftwareStack("megatron-core");
   const ParallelConfig c = ParseParallelConfig("dp=1,ep=1");
   const ModelSpec ds = Hf("deepseek-v3");
-  const LayerCostModel lds = MakeLayerCostModel(ds, H100Rates(), stack, 4096);
+  const LayerCostModel lds = MakeLayerCostModel(ds, testing::NominalH100Rates(), stack, 4096);
   const UnitCost dense = TransformerLayerKindCost(lds, c, 4096, 0);
   const UnitCost moe = TransformerLayerKindCost(lds, c, 4096, kLayerKindMoe);
   CHECK(dense.params == dense.dense_params);   // no experts on a dense layer
@@ -190,7 +184,7 @@ TEST_CASE("cost_model: kinds differ where the physics says: MoE layers heavier, 
   CHECK(moe.fwd.attention == dense.fwd.attention);   // same attention
   // Gemma 3 at 32k: a local (1k window) layer computes far fewer scores than a global one.
   const ModelSpec g3 = Hf("gemma-3-27b");
-  const LayerCostModel lg = MakeLayerCostModel(g3, H100Rates(), stack, 32768);
+  const LayerCostModel lg = MakeLayerCostModel(g3, testing::NominalH100Rates(), stack, 32768);
   const UnitCost local = TransformerLayerKindCost(lg, c, 32768, kLayerKindLocal);
   const UnitCost global = TransformerLayerKindCost(lg, c, 32768, 0);
   CHECK(local.fwd.attention < 0.2 * global.fwd.attention);
@@ -203,7 +197,7 @@ TEST_CASE("cost_model: a model of one kind: every kind query is its layer, bit f
   const ParallelConfig c = ParseParallelConfig("dp=1,tp=2,sp=on");
   for (const char* name : {"qwen3-8b", "qwen3-30b-a3b", "mixtral-8x7b"}) {
     INFO(name);
-    const LayerCostModel lcm = MakeLayerCostModel(Hf(name), H100Rates(), stack, 4096);
+    const LayerCostModel lcm = MakeLayerCostModel(Hf(name), testing::NominalH100Rates(), stack, 4096);
     CHECK(!lcm.several_kinds);
     const UnitCost u = TransformerLayerCost(lcm, c, 4096);
     for (int k = 0; k < kNumLayerKinds; ++k) {
@@ -251,7 +245,7 @@ TEST_CASE("cost_model: Llama 4's global (NoPE) layers move no rotary-embedding b
   REQUIRE(stack.rope_bytes_per_element > 0);
   const ParallelConfig c = ParseParallelConfig("dp=1");
   const ModelSpec mav = Hf("llama-4-maverick");
-  const LayerCostModel lcm = MakeLayerCostModel(mav, H100Rates(), stack, 4096);   // 4k < the 8k chunk
+  const LayerCostModel lcm = MakeLayerCostModel(mav, testing::NominalH100Rates(), stack, 4096);   // 4k < the 8k chunk
   const UnitCost chunked = TransformerLayerKindCost(lcm, c, 4096, kLayerKindMoe | kLayerKindLocal);
   const UnitCost nope = TransformerLayerKindCost(lcm, c, 4096, kLayerKindMoe);
   // At 4k the chunk holds the whole sequence: the two differ only by the rotary traffic on Q and K.
@@ -260,6 +254,6 @@ TEST_CASE("cost_model: Llama 4's global (NoPE) layers move no rotary-embedding b
   CHECK(chunked.fwd.gemm == nope.fwd.gemm);
   CHECK(chunked.fwd.attention == nope.fwd.attention);
   // Gemma's global layers keep their rotary embeddings.
-  const LayerCostModel g = MakeLayerCostModel(Hf("gemma-3-27b"), H100Rates(), stack, 512);   // 512 < window
+  const LayerCostModel g = MakeLayerCostModel(Hf("gemma-3-27b"), testing::NominalH100Rates(), stack, 512);   // 512 < window
   CHECK(TransformerLayerKindCost(g, c, 512, 0).fwd_bytes == TransformerLayerKindCost(g, c, 512, kLayerKindLocal).fwd_bytes);
 }

@@ -8,6 +8,7 @@
 #include "core/parallel_config.h"
 #include "cost_model/flops.h"
 #include "cost_model/layer_cost.h"
+#include "test_specs.h"
 #include "cost_model/software_stack.h"
 #include "cost_model/precision.h"
 #include "core/error.h"
@@ -21,13 +22,6 @@ ModelSpec Hf(const std::string& dir) {
   return LoadModel(std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/hf/" + dir);
 }
 
-DeviceRates H100Rates() {
-  DeviceRates d;
-  d.peak_flops = 989e12;
-  d.hbm_Bps = 3.0e12;
-  d.sm_count = 132;
-  return d;
-}
 
 const char* const kModels[] = {"qwen3-8b",     "qwen3-30b-a3b",  "gemma-2-9b",       "gemma-3-27b",
                                "deepseek-v2",  "deepseek-v3",    "llama-4-scout",    "llama-4-maverick",
@@ -105,7 +99,7 @@ TEST_CASE("cost_model: the averaged layer sums to the model's layer weights", "[
   for (const char* name : {"deepseek-v3", "llama-4-maverick", "llama-4-scout", "qwen3-30b-a3b"}) {
     INFO(name);
     const ModelSpec m = Hf(name);
-    const LayerCostModel lcm = MakeLayerCostModel(m, H100Rates(), stack, 4096);
+    const LayerCostModel lcm = MakeLayerCostModel(m, testing::NominalH100Rates(), stack, 4096);
     const UnitCost u = TransformerLayerCost(lcm, c, 4096);
     const double layers = static_cast<double>(m.ParameterCount() - m.EmbeddingParameters() - m.LmHeadParameters());
     CHECK_THAT(u.params * static_cast<double>(m.num_layers), WithinRel(layers, 0.003));
@@ -114,7 +108,7 @@ TEST_CASE("cost_model: the averaged layer sums to the model's layer weights", "[
   }
   // Maverick's mean layer lies between its dense and its MoE layer.
   const ModelSpec mav = Hf("llama-4-maverick");
-  const LayerCostModel lcm = MakeLayerCostModel(mav, H100Rates(), stack, 4096);
+  const LayerCostModel lcm = MakeLayerCostModel(mav, testing::NominalH100Rates(), stack, 4096);
   const UnitCost mean = TransformerLayerCost(lcm, c, 4096);
   // Maverick's local (chunked RoPE) layers: 3 of 4; its MoE layers: every other one.
   const UnitCost moe = TransformerLayerKindCost(lcm, c, 4096, kLayerKindMoe | kLayerKindLocal);

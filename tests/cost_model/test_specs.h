@@ -5,8 +5,19 @@
 #include "core/gpu_profile.h"
 #include "core/job_spec.h"
 #include "core/model_spec.h"
+#include "cost_model/kernel_time.h"
 
 namespace parasim::testing {
+
+// Round H100 SXM rates for closed-form layer-cost tests: 989 TFLOP/s dense
+// BF16 and 132 SMs (NVIDIA H100 datasheet), 3.0 TB/s usable HBM (of 3.35).
+inline DeviceRates NominalH100Rates() {
+  DeviceRates d;
+  d.peak_flops = 989e12;
+  d.hbm_Bps = 3.0e12;
+  d.sm_count = 132;
+  return d;
+}
 
 // Llama-2-7B (Touvron et al. 2023, HF config.json of meta-llama/Llama-2-7b-hf).
 inline ModelSpec Llama2_7b() {
