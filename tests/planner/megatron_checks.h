@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -29,20 +30,31 @@ struct ArgDef {
   std::set<std::string> choices;
 };
 
+// The rows of a tab-separated file under tests/testdata/frameworks/ (lines
+// starting with '#' are comments), each padded to `columns` cells.
+inline std::vector<std::vector<std::string>> FrameworkTsvRows(const std::string& file, size_t columns) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/frameworks/" + file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, '\t')) f.push_back(cell);
+    f.resize(columns);
+    rows.push_back(std::move(f));
+  }
+  return rows;
+}
+
 inline const std::map<std::string, ArgDef>& MegatronArgTable() {
   static const std::map<std::string, ArgDef> table = [] {
     std::map<std::string, ArgDef> t;
-    std::ifstream in(std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/frameworks/megatron_lm_args.tsv");
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::vector<std::string> f;
-      std::stringstream ss(line);
-      std::string cell;
-      while (std::getline(ss, cell, '\t')) f.push_back(cell);
-      f.resize(4);
+    for (const std::vector<std::string>& f : FrameworkTsvRows("megatron_lm_args.tsv", 4)) {
       ArgDef d{f[1], f[2], {}};
       std::stringstream cs(f[3]);
+      std::string cell;
       while (std::getline(cs, cell, ',')) d.choices.insert(cell);
       t[f[0]] = d;
     }
@@ -172,17 +184,8 @@ struct PrecisionRule {
 
 inline std::vector<PrecisionRule> MegatronPrecisionRules() {
   std::vector<PrecisionRule> rules;
-  std::ifstream in(std::string(PARASIM_SOURCE_DIR) + "/tests/testdata/frameworks/megatron_lm_precision_rules.tsv");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, '\t')) f.push_back(cell);
-    f.resize(3);
+  for (const std::vector<std::string>& f : FrameworkTsvRows("megatron_lm_precision_rules.tsv", 3))
     rules.push_back({f[0], f[1], f[2]});
-  }
   return rules;
 }
 
