@@ -510,9 +510,9 @@ SoftwareStack MegatronDeepSpeed() {
 // src/nanotron/config/parallelism_config.py __post_init__): pp_engine default
 // AllForwardAllBackward (GPipe memory), tp_mode ALL_REDUCE (no SP),
 // tp_linear_async_communication False (blocking TP); optimizer zero_stage 0
-// or 1 (helpers.py); eager PyTorch with flash-attn 2 and its fused norm:
-// kernels as megatron-core's fused set, host as eager; bf16 params with fp32
-// master and fp32 gradient accumulation (accumulate_grad_in_fp32).
+// or 1 (helpers.py); eager PyTorch with flash-attn 2, flash-attn's Triton
+// RMSNorm and rotary (kernels below, from its model code); bf16 params with
+// fp32 master and fp32 gradient accumulation (accumulate_grad_in_fp32).
 SoftwareStack Nanotron() {
   SoftwareStack s = MegatronCore();
   s.name = "nanotron";
@@ -533,6 +533,66 @@ SoftwareStack Nanotron() {
   s.supports_cp_a2a = false;
   s.supports_cp_allgather = false;
   s.tp_overlap_gemm_slowdown = 0;   // tp_linear_async_communication off, no userbuffers
+  // Kernels as the sweep's nanotron runs them (huggingface/nanotron
+  // a756526bab529c733a4afc909047bca2fb657330, src/nanotron/models/llama.py,
+  // training path of CausalSelfAttention.forward and LlamaDecoderLayer).
+  // Where an op is eager PyTorch its derived bytes are scaled by the eager
+  // slowdown measured on one H100 (kEagerMemoryBoundMeasured, the
+  // pytorch-fsdp trace above); flash-attn's Triton kernels are not eager.
+  // RMSNorm: TritonRMSNorm (src/nanotron/nn/layer_norm.py) calls flash-attn's
+  // Triton layer_norm_fn(is_rms_norm=True), residual not fused: r2w2.
+  s.norm_bytes_per_element = 4;
+  // Rotary: flash_attn.layers.rotary.RotaryEmbedding(q, kv=kv), in place on q
+  // and k with flash-attn's Triton apply_rotary: r2w2 per q/k element. Its
+  // eager layout copies: qkv.view(..).permute(2, 1, 0, 3, 4).contiguous()
+  // (the multi-head path; the GQA path's three transpose(0, 1).contiguous()
+  // move the same bytes), torch.cat([k, v]) and .permute(1, 2, 0, 3, 4)
+  // .contiguous() of the kv pair: r2w2 over q+k+v, k+v and k+v = 4·(a + 6g)
+  // bytes per token for q width a and k width g, 14 per q/k element with
+  // multi-head attention (a = g; fewer with GQA, not separated here).
+  s.rope_bytes_per_element = 4 + 14 * kEagerMemoryBoundMeasured;
+  // SwiGLU: GLUActivation.forward splits the gate_up output and runs
+  // nn.functional.silu(gate) (r2w2) * up (r4w2) eagerly: 10 B per f element.
+  s.act_bytes_per_element = 10 * kEagerMemoryBoundMeasured;
+  // Residuals: eager hidden_states + residual, r4w2.
+  s.residual_bytes_per_element = 6 * kEagerMemoryBoundMeasured;
+  // Launches per layer forward: norm 2, GEMMs 4 (qkv, o, gate_up, down), qkv
+  // layout copies 3, rotary 2, CoreAttention's cu_seqlens (zeros 2, sum 2,
+  // cumsum 2) and flash_attn_varlen_func 1, silu and mul 2, residual adds 2 =
+  // 22. Gaps as the eager trace measured them.
+  s.kernels_per_layer_forward = 22;
+  s.kernel_gap_s = kEagerKernelGapMeasured;
+  // Loss: LlamaModel's cast_to_fp32 block (x.float(), r2w4), then
+  // src/nanotron/parallel/tensor_parallel/functional.py _ShardedCrossEntropy
+  // in fp32: max r4, logits − max r4w4, exp in place r4w4, sum r4, softmax
+  // div_ r4w4 = 38 B forward; backward grad.mul_(grad_output) r4w4 and the
+  // cast's backward to bf16 r4w2 = 14 B; 52 B per vocab element, eager.
+  // Vocab-sized eager kernels are not the layer-sized ones the eager factor
+  // was fitted to: in the same H100 trace (mbs2_trace.json.gz) the loss
+  // kernels (fp32 casts, log_softmax forward and backward, the zero-filled
+  // gradient, the cast back) took a median 18.39 ms per step over
+  // 2·4096·128256 elements, 52.6 B per element at the profile's 3.005 TB/s,
+  // 1.096x the 48 B derived for them (pytorch-fsdp above).
+  constexpr double kEagerLossMeasured = 1.0956683639042868;
+  s.loss_bytes_per_element = 52 * kEagerLossMeasured;
+  // Held at once: the fp32 cast (still referenced by the caller) and the
+  // shifted logits that become the saved softmax in place: 8 B per element
+  // (the bf16 logits are freed after the cast, whose backward saves nothing).
+  s.logits_bytes_per_element = 8;
+  // Gradients: FP32GradientAccumulator (src/nanotron/optim/
+  // gradient_accumulator.py) adds every bf16 weight gradient into its fp32
+  // buffer after each micro-batch's backward (fp32_grad.add_(half_param.grad),
+  // or in the DDP hook on the sync step): r4 r2 w4 = 10 B per parameter,
+  // eager, 2.5 passes of copy_bytes' 4 B.
+  s.copy_passes_forward = 0;
+  s.copy_passes_backward = 10.0 / 4.0 * kEagerMemoryBoundMeasured;
+  // Optimizer step: torch.optim.AdamW(fused=True) on the fp32 master
+  // (config_tiny_llama_bench.yaml torch_adam_is_fused; read p, g, m, v, write
+  // p, m, v = 28 B), the grad-buffer zero_() (w4), and eager per-parameter
+  // ops: clip_grad_norm (clip_grad 1.0; src/nanotron/optim/clip_grads.py:
+  // vector_norm r4, mul_ r4w4) and the accumulator's half_param.copy_(fp32)
+  // (r4w2) = 18 B.
+  s.optimizer_bytes_per_param = 28 + 4 + 18 * kEagerMemoryBoundMeasured;
   // huggingface/nanotron 3024b465f78a0afb67596158b837d0a9224064ba,
   // src/nanotron/parallel/pipeline_parallel/p2p.py: every tensor goes as a
   // blocking dist.send of 7 int64 metadata, a blocking send of its shape and
