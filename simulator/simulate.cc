@@ -106,9 +106,10 @@ Report MakeReport(const StepWorkload& wl, const ClusterSpec& cluster, const Step
   for (int32_t op = 0; op < g.num_ops(); ++op) {
     if (g.op_rank(op) != crit) continue;
     const int32_t act = g.op_activity(op);
-    if (g.core(act).kind != WorkKind::kComm) {
+    const WorkKind kind = g.core(act).kind;
+    if (kind == WorkKind::kMatmul || kind == WorkKind::kMemory) {
       compute.emplace_back(t.start_s[act], t.end_s[act]);
-      (g.core(act).kind == WorkKind::kMatmul ? matmul_s : memory_s) += t.end_s[act] - t.start_s[act];
+      (kind == WorkKind::kMatmul ? matmul_s : memory_s) += t.end_s[act] - t.start_s[act];
     }
   }
   std::sort(compute.begin(), compute.end());
