@@ -69,6 +69,8 @@ const CommandRegistration kSimulate{
           ->check(CLI::IsMember({"step", "coarse"}));
       cmd.add_option("--export-schedule", f->schedule,
                      "Write the step's schedule as JSON for the CUDA reference step (calibrate step)");
+      cmd.add_flag("--explain", q.explain,
+                   "Table: each pipeline stage's peak memory per GPU and the peak stage (JSON always has them)");
       AddOutputOptions(cmd, f->out);
       AddPlotOption(cmd, f->plot);
       return std::function<void()>([f] { RunSimulate(*f); });

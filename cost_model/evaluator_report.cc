@@ -139,6 +139,8 @@ void FinishAnalyticalReport(const EvaluatorData& d, const ParallelConfig& c, con
   rep->exposed_comm_fraction = ExposedCommFraction(crit, step);
   rep->bubble = Seconds(std::max(0.0, step - crit.compute - crit.exposed));
   rep->memory_per_gpu = Bytes(memory.stage_bytes[memory.peak_stage]);
+  rep->memory_bytes_per_stage = memory.stage_bytes;
+  rep->memory_peak_stage = memory.peak_stage;
   rep->memory_breakdown_bytes = memory.peak.Breakdown();
   NameBreakdowns(crit, step, rep);
   MemoryVerdict(d, memory, rep);

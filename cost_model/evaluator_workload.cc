@@ -49,6 +49,11 @@ void FillStepFields(const EvaluatorData& d, const ParallelConfig& c, const Confi
   wl->power = d.power;
   wl->node_overhead_power = d.cluster.node_overhead_power;
   wl->world_size = cs.world;
+  // Tier A's host_mb (evaluator_stage_time.cc): exposed only when the
+  // pipeline's p2p blocks the host; otherwise the host queues kernels ahead
+  // of the GPU and its per-micro-batch work hides behind earlier kernels.
+  wl->host_per_micro_batch =
+      Seconds(cs.pp > 1 && d.stack.pp_host_synchronous ? d.stack.host_per_micro_batch_s : 0.0);
 }
 
 }  // namespace

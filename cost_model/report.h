@@ -41,6 +41,8 @@ struct Report {
   double exposed_comm_fraction = 0;    // exposed_comm / step_time
   Seconds bubble;                  // pipeline idle time per step
   Bytes memory_per_gpu;            // peak
+  std::vector<double> memory_bytes_per_stage;   // per pipeline stage (pp entries), peak per GPU; max = memory_per_gpu
+  int memory_peak_stage = 0;       // the first stage at the peak
   Watts power_per_gpu;             // average over the step
   Joules energy_per_step;          // all GPUs (+ node/network power when given)
   double tokens_per_joule = 0;

@@ -47,6 +47,10 @@ void CheckReportFinite(const Report& r, const std::string& where) {
   };
   entries(r.by_op, "by_op");
   entries(r.by_dimension, "by_dimension");
+  for (size_t s = 0; s < r.memory_bytes_per_stage.size(); ++s) {
+    const double bytes = r.memory_bytes_per_stage[s];
+    if (!std::isfinite(bytes)) CheckFinite(bytes, StrCat("memory_bytes_per_stage[", s, "]"), where);
+  }
   for (const auto& [name, bytes] : r.memory_breakdown_bytes) {
     if (!std::isfinite(bytes)) CheckFinite(bytes, StrCat("memory_breakdown.", name), where);
   }

@@ -1,5 +1,6 @@
 #include "cost_model/report_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -67,6 +68,10 @@ nlohmann::ordered_json ToJsonObject(const Report& r) {
   j["exposed_comm_fraction"] = Finite(r.exposed_comm_fraction, "exposed_comm_fraction");
   j["bubble_s"] = Finite(r.bubble.si(), "bubble_s");
   j["memory_bytes_per_gpu"] = Finite(r.memory_per_gpu.si(), "memory_bytes_per_gpu");
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (double bytes : r.memory_bytes_per_stage) stages.push_back(Finite(bytes, "memory_bytes_per_stage"));
+  j["memory_bytes_per_stage"] = stages;
+  j["memory_peak_stage"] = r.memory_peak_stage;
   j["power_w_per_gpu"] = Finite(r.power_per_gpu.si(), "power_w_per_gpu");
   j["energy_j_per_step"] = Finite(r.energy_per_step.si(), "energy_j_per_step");
   j["tokens_per_joule"] = Finite(r.tokens_per_joule, "tokens_per_joule");
@@ -162,6 +167,17 @@ std::string ReportsToTable(const std::vector<Report>& reports) {
   for (const Report& r : reports)
     if (!r.feasible) os << "infeasible " << ShortConfig(r) << ": " << r.infeasible_reason << '\n';
   return os.str();
+}
+
+std::string StageMemoryText(const Report& r) {
+  std::string out = "memory per pipeline stage (per GPU, peak over the step):\n";
+  for (size_t s = 0; s < r.memory_bytes_per_stage.size(); ++s) {
+    std::string name = StrCat("stage ", s);
+    name.resize(std::max<size_t>(name.size() + 1, 18), ' ');   // the column of the breakdown above
+    out += StrCat("  ", name, FormatFixed(Finite(r.memory_bytes_per_stage[s], "memory_bytes_per_stage") / 1e9, 2),
+                  " GB", static_cast<int>(s) == r.memory_peak_stage ? "  (peak)" : "", "\n");
+  }
+  return out;
 }
 
 std::string ReportsToCsv(const std::vector<Report>& reports) {

@@ -17,4 +17,8 @@ std::string ReportToJson(const Report& report, int indent = 2);
 std::string ReportsToTable(const std::vector<Report>& reports);
 std::string ReportsToCsv(const std::vector<Report>& reports);
 
+// Each pipeline stage's peak memory per GPU in GB, one line per stage, the
+// peak stage marked (simulate --explain).
+std::string StageMemoryText(const Report& report);
+
 }  // namespace parasim

@@ -96,6 +96,10 @@ struct StepWorkload {
   Watts node_overhead_power;              // per node, 0 = not counted
   int world_size = 1;
   double straggler_s = 0;                 // step-end wait for the slowest GPU (cost_model/straggler.h)
+  // Host (CPU) time before each micro-batch's forward on every stage that the
+  // GPU waits for: a host-synchronous pipeline starts every pass from an empty
+  // GPU queue (SoftwareStack::pp_host_synchronous); 0 when the host runs ahead.
+  Seconds host_per_micro_batch;
 };
 
 }  // namespace parasim

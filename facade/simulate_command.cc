@@ -133,7 +133,9 @@ SimulateOutput RunSimulateCommand(const SimulateRequest& q, ReportFormat format)
       break;
     case ReportFormat::kCsv: out.report = MakeReport(format, Value(), ReportsToCsv({report})); break;
     case ReportFormat::kTable:
-      out.report = MakeReport(format, Value(), DetailTable(report) + (ranks.empty() ? "" : RankTable(ranks)));
+      out.report = MakeReport(format, Value(),
+                              DetailTable(report) + (q.explain ? StageMemoryText(report) : "") +
+                                  (ranks.empty() ? "" : RankTable(ranks)));
       break;
   }
   if (q.plot) {

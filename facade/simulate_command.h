@@ -25,6 +25,7 @@ struct SimulateRequest {
   std::string tier_c;                     // step | coarse ("" = by size)
   bool export_schedule = false;           // the step's schedule as JSON
   bool plot = false;                      // build the per-stage timeline
+  bool explain = false;                   // table: each pipeline stage's peak memory
 };
 
 struct SimulateOutput {

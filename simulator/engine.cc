@@ -119,6 +119,11 @@ void Engine::Start(int32_t act) {
   const ActivityCore& core = graph_->core(act);
   State& st = state_[act];
   timeline_.start_s[act] = now_;
+  if (core.kind == WorkKind::kHost) {
+    // The CPU's time: neither a slow GPU nor NCCL kernels beside it stretch it.
+    queue_.Push(now_ + core.duration_s, act, st.version);
+    return;
+  }
   if (core.kind != WorkKind::kComm) {
     int rank = graph_->op(core.first_op).rank;
     running_compute_[rank] = act;
@@ -290,7 +295,9 @@ void Engine::Complete(int32_t act) {
   ++completed_;
   const int32_t first = core.first_op;
   const int32_t last = first + core.num_ops;
-  if (core.kind != WorkKind::kComm) {
+  if (core.kind == WorkKind::kHost) {
+    // Nothing to release: a host delay never holds the rank's compute slot.
+  } else if (core.kind != WorkKind::kComm) {
     running_compute_[graph_->op(first).rank] = -1;
   } else {
     for (int32_t op = first; op < last; ++op) CommEnds(graph_->op(op).rank);

@@ -106,9 +106,10 @@ Report MakeReport(const StepWorkload& wl, const ClusterSpec& cluster, const Step
   for (int32_t op = 0; op < g.num_ops(); ++op) {
     if (g.op_rank(op) != crit) continue;
     const int32_t act = g.op_activity(op);
-    if (g.core(act).kind != WorkKind::kComm) {
+    const WorkKind kind = g.core(act).kind;
+    if (kind == WorkKind::kMatmul || kind == WorkKind::kMemory) {
       compute.emplace_back(t.start_s[act], t.end_s[act]);
-      (g.core(act).kind == WorkKind::kMatmul ? matmul_s : memory_s) += t.end_s[act] - t.start_s[act];
+      (kind == WorkKind::kMatmul ? matmul_s : memory_s) += t.end_s[act] - t.start_s[act];
     }
   }
   std::sort(compute.begin(), compute.end());
@@ -143,7 +144,11 @@ Report MakeReport(const StepWorkload& wl, const ClusterSpec& cluster, const Step
   rep.exposed_comm_fraction = sums[crit].exposed_comm_s / step;
   rep.bubble = Seconds(sums[crit].idle_s);
   double memory = 0;
-  for (const StageWork& st : wl.stages) memory = std::max(memory, st.memory_peak.si());
+  for (const StageWork& st : wl.stages) {
+    if (st.memory_peak.si() > memory) rep.memory_peak_stage = static_cast<int>(rep.memory_bytes_per_stage.size());
+    memory = std::max(memory, st.memory_peak.si());
+    rep.memory_bytes_per_stage.push_back(st.memory_peak.si());
+  }
   rep.memory_per_gpu = Bytes(memory);
   rep.by_op = {{"matmul", Seconds(matmul_s), Seconds(0)}, {"memory_bound", Seconds(memory_s), Seconds(0)}};
   for (ParallelDim d : {ParallelDim::kDp, ParallelDim::kTp, ParallelDim::kPp, ParallelDim::kCp, ParallelDim::kEp}) {
@@ -327,6 +332,8 @@ SimulationResult SimulateConfig(const AnalyticalEvaluator& evaluator, const Para
   r.report.hardware_tflops_per_gpu = a.hardware_tflops_per_gpu * ratio;
   r.report.memory_per_gpu = a.memory_per_gpu;
   r.report.memory_breakdown_bytes = a.memory_breakdown_bytes;
+  r.report.memory_bytes_per_stage = a.memory_bytes_per_stage;
+  r.report.memory_peak_stage = a.memory_peak_stage;
   return r;
 }
 

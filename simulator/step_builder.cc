@@ -86,6 +86,7 @@ class Builder {
   void DependOnBase(int s, int32_t before_base, const LaneOps& after);
   void DependOnPending(int s, const LaneOps& after);
 
+  void HostDelay(int s, int mb);
   void ForwardPass(int s, int mb, int chunk);
   void BackwardPass(int s, int mb, int chunk, bool zero_bubble);
   void WeightPass(int s, int mb, int chunk);
@@ -230,7 +231,28 @@ void Builder::Reductions(int s, const UnitPlan& u, int mb) {
   }
 }
 
+// A host-synchronous pipeline (tier A's host_mb): the host reads the pass's
+// input on the CPU, then spends its per-micro-batch time launching nothing,
+// so the stage's GPU waits for it. It is the pass's first op, so the upstream
+// transfer gates it; it holds no dependency of the compute it precedes.
+void Builder::HostDelay(int s, int mb) {
+  ActivitySpec spec;
+  spec.kind = WorkKind::kHost;
+  spec.duration_s = wl_.host_per_micro_batch.si();
+  spec.name = g_.InternName("host");
+  spec.micro_batch = mb;
+  const StageLanes& st = out_.stages[s];
+  int32_t base = -1;
+  for (int lane = 0; lane < lanes(s); ++lane) {
+    const int32_t op = g_.AddOp(out_.streams[st.ranks[lane]].compute, spec);
+    if (lane == 0) base = op;
+  }
+  if (first_compute_in_pass_ < 0) first_compute_in_pass_ = base;
+}
+
 void Builder::ForwardPass(int s, int mb, int chunk) {
+  // Tier A charges the host once per micro-batch and stage: before the first chunk.
+  if (chunk == 0 && wl_.host_per_micro_batch.si() > 0) HostDelay(s, mb);
   const std::vector<int>& order = chunk_units_[s][chunk];
   const int n = static_cast<int>(order.size());
   const int depth = std::max(0, wl_.prefetch_depth);

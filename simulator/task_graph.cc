@@ -23,6 +23,7 @@ const char* ToString(WorkKind kind) {
     case WorkKind::kMatmul: return "matmul";
     case WorkKind::kMemory: return "memory";
     case WorkKind::kComm: return "comm";
+    case WorkKind::kHost: return "host";
   }
   return "?";
 }

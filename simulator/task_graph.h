@@ -40,6 +40,7 @@ enum class WorkKind : uint8_t {
   kMatmul,   // tensor-core bound compute
   kMemory,   // memory-bound compute (norms, elementwise, optimizer)
   kComm,     // a collective or point-to-point transfer
+  kHost,     // host (CPU) work the compute stream waits for; the GPU idles (never slowed)
 };
 const char* ToString(WorkKind kind);
 

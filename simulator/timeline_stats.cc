@@ -82,6 +82,7 @@ std::vector<RankSummary> SummarizeRanks(const TaskGraph& graph, const Timeline& 
         case WorkKind::kMatmul: matmul += d; break;
         case WorkKind::kMemory: memory += d; break;
         case WorkKind::kComm: comm += d; break;
+        case WorkKind::kHost: break;   // the GPU idles while the host works
       }
     };
     while (true) {

@@ -108,6 +108,31 @@ TEST_CASE("simulator: a straggler rank's compute takes longer", "[simulator]") {
   REQUIRE_THAT(t.end_s[1], WithinRel(2.5, 1e-12));
 }
 
+TEST_CASE("simulator: host time is neither slowed by a slow GPU nor by interference; compute after it is",
+          "[simulator]") {
+  // One rank, GPU slowdown 1.25, κ = 0.5: host(3) then compute(2) on the
+  // compute stream, comm(4) from t = 0. The host delay ends at exactly 3; the
+  // compute then runs 3-4 beside comm at speed 1/(1.25·1.5), doing 1/1.875
+  // of work, and the rest at speed 1/1.25.
+  TaskGraph g;
+  int r = g.AddRank("r0");
+  int c = g.AddStream(r, StreamKind::kCompute);
+  int m = g.AddStream(r, StreamKind::kDp);
+  int32_t host = g.AddOp(c, ActivitySpec{.kind = WorkKind::kHost, .duration_s = 3});
+  int32_t k = g.AddOp(c, Compute(2));
+  g.AddOp(m, Comm(4));
+  g.Finalize();
+  const double slow[] = {1.25};
+  EngineOptions opt;
+  opt.rank_compute_slowdown = slow;
+  opt.interference_slowdown = 0.5;
+  Engine e;
+  const Timeline& t = e.Run(g, opt);
+  REQUIRE_THAT(t.end_s[g.op_activity(host)], WithinRel(3.0, 1e-12));
+  REQUIRE_THAT(t.start_s[g.op_activity(k)], WithinRel(3.0, 1e-12));
+  REQUIRE_THAT(t.end_s[g.op_activity(k)], WithinRel(4.0 + (2.0 - 1.0 / 1.875) * 1.25, 1e-12));
+}
+
 TEST_CASE("simulator: network activities share links max-min fairly", "[simulator]") {
   // Two transfers of nominal 1 s bandwidth time (alone at 10 B/s) on one
   // 10 B/s link, the second starting 0.5 s later, each with 0.1 s latency.
