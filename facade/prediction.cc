@@ -22,6 +22,8 @@ Prediction ToPrediction(const Report& r) {
   p.exposed_comm_fraction = r.exposed_comm_fraction;
   p.bubble_s = r.bubble.si();
   p.memory_bytes_per_gpu = r.memory_per_gpu.si();
+  p.memory_bytes_per_stage = r.memory_bytes_per_stage;
+  p.memory_peak_stage = r.memory_peak_stage;
   p.power_w_per_gpu = r.power_per_gpu.si();
   p.energy_j_per_step = r.energy_per_step.si();
   p.tokens_per_joule = r.tokens_per_joule;

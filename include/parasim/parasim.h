@@ -133,7 +133,9 @@ struct Prediction {
   double exposed_comm_s = 0;
   double exposed_comm_fraction = 0;
   double bubble_s = 0;
-  double memory_bytes_per_gpu = 0;
+  double memory_bytes_per_gpu = 0;                   // the peak stage's estimate
+  std::vector<double> memory_bytes_per_stage;        // each pipeline stage's peak per GPU (pp entries)
+  int memory_peak_stage = 0;                         // the first stage at the peak
   double power_w_per_gpu = 0;
   double energy_j_per_step = 0;
   double tokens_per_joule = 0;

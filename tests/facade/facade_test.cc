@@ -102,6 +102,13 @@ TEST_CASE("facade plans equal the planner's over the evaluator") {
   for (size_t i = 0; i < direct.plans.size(); ++i) {
     CHECK(facade.plans[i].config == direct.plans[i].config.ToString());
     CHECK(facade.plans[i].step_time_s == direct.plans[i].step_time.si());
+    // Each stage's memory, its peak the plan's memory.
+    const parasim::Prediction& p = facade.plans[i];
+    REQUIRE(p.memory_bytes_per_stage.size() == static_cast<size_t>(direct.plans[i].config.pp));
+    REQUIRE(p.memory_peak_stage >= 0);
+    REQUIRE(p.memory_peak_stage < static_cast<int>(p.memory_bytes_per_stage.size()));
+    CHECK(p.memory_bytes_per_stage[p.memory_peak_stage] == p.memory_bytes_per_gpu);
+    for (double stage : p.memory_bytes_per_stage) CHECK(stage <= p.memory_bytes_per_gpu);
   }
   CHECK(facade.searched == direct.searched);
   CHECK(facade.scored == direct.scored);

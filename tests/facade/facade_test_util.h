@@ -12,5 +12,6 @@ inline bool SamePrediction(const parasim::Prediction& a, const parasim::Predicti
          a.exposed_comm_fraction == b.exposed_comm_fraction && a.bubble_s == b.bubble_s &&
          a.memory_bytes_per_gpu == b.memory_bytes_per_gpu && a.power_w_per_gpu == b.power_w_per_gpu &&
          a.energy_j_per_step == b.energy_j_per_step && a.tokens_per_joule == b.tokens_per_joule &&
-         a.comm_s_by_dimension == b.comm_s_by_dimension;
+         a.comm_s_by_dimension == b.comm_s_by_dimension && a.memory_bytes_per_stage == b.memory_bytes_per_stage &&
+         a.memory_peak_stage == b.memory_peak_stage;
 }
