@@ -112,3 +112,27 @@ TEST_CASE("partial recompute: recompute_layers beyond a stage or without full is
   CHECK_FALSE(selective.feasible);
   CHECK(selective.infeasible_reason.find("recompute_layers") != std::string::npos);
 }
+
+TEST_CASE("partial recompute: each layer is recompute=none's or recompute=full's, bit for bit",
+          "[cost_model][recompute]") {
+  // N = 0 per layer: a kept layer's work is recompute=none's; a recomputed one is recompute=full's.
+  const AnalyticalEvaluator ev(testing::Llama2_7b(), testing::Dgx(testing::H100(), 4), testing::Job(64, 4096));
+  const std::string base = "dp=4,tp=2,pp=4,sharding=zero1,sp=on,";
+  const StepWorkload none = ev.BuildWorkload(ParseParallelConfig(base + "recompute=none"));
+  const StepWorkload full = ev.BuildWorkload(ParseParallelConfig(base + "recompute=full"));
+  const StepWorkload part = ev.BuildWorkload(ParseParallelConfig(base + "recompute=full,recompute_layers=3"));
+  REQUIRE(part.stages.size() == none.stages.size());
+  for (size_t s = 0; s < part.stages.size(); ++s) {
+    int index = 0;
+    for (size_t i = 0; i < part.stages[s].layers.size(); ++i) {
+      const LayerWork& w = part.stages[s].layers[i];
+      if (w.layer_index < 0) continue;
+      const LayerWork& want = index++ < 3 ? full.stages[s].layers[i] : none.stages[s].layers[i];
+      INFO("stage " << s << " " << w.name);
+      CHECK(w.forward_time.si() == want.forward_time.si());
+      CHECK(w.backward_time.si() == want.backward_time.si());
+      CHECK(w.recompute_time.si() == want.recompute_time.si());
+      CHECK(w.backward_flops.si() == want.backward_flops.si());
+    }
+  }
+}
