@@ -75,6 +75,12 @@ void Apply(ParallelConfig& c, const std::string& key, const std::string& value, 
     else bad("is not one of: none, selective, full");
     return;
   }
+  if (key == "recompute_layers") {
+    int n = 0;
+    if (!ParseInt(value, n) || n < 0) bad("must be a layer count >= 0 (0 = every layer)");
+    else c.recompute_layers = n;
+    return;
+  }
   if (key == "sp") {
     if (value == "on") c.sequence_parallel = true;
     else if (value == "off") c.sequence_parallel = false;
@@ -122,7 +128,7 @@ void Apply(ParallelConfig& c, const std::string& key, const std::string& value, 
   }
   issues.Add(where, key,
              "unknown key; valid: dp, tp, pp, cp, ep, mbs, sharding, recompute, sp, vpp, schedule, order, "
-             "prefetch, pp_layers, cp_comm");
+             "prefetch, pp_layers, cp_comm, recompute_layers");
 }
 
 }  // namespace
@@ -297,6 +303,19 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
     add("schedule", StrCat("interleaved 1F1B needs the ", m, " micro-batches to be a multiple of pp=", pp));
   }
   if (sequence_parallel && tp == 1) add("sp", "sp=on needs tp>1");
+  if (recompute_layers < 0) add("recompute_layers", "must be >= 0 (0 = every layer)");
+  if (recompute_layers > 0) {
+    if (recompute != RecomputeMode::kFull) add("recompute_layers", "needs recompute=full");
+    const std::vector<int> stages = StageLayers(model);
+    const int fewest = stages.empty() ? 0 : *std::min_element(stages.begin(), stages.end());
+    if (recompute_layers > fewest) {
+      add("recompute_layers", StrCat(recompute_layers, " exceeds the ", fewest, " layers of the smallest stage"));
+    }
+    if (vpp > 1 && recompute_layers % vpp != 0) {
+      add("recompute_layers", StrCat(recompute_layers, " is not a multiple of vpp=", vpp,
+                                     " (Megatron counts recomputed layers per virtual chunk)"));
+    }
+  }
   if (cp > 1) {
     const std::string cp_problem = CpCommProblem(model, tp, cp, cp_comm);
     if (!cp_problem.empty()) add("cp_comm", cp_problem);
@@ -318,6 +337,8 @@ std::string ParallelConfig::ToString() const {
                          ",schedule=", parasim::ToString(schedule), ",order=", order, ",prefetch=", prefetch);
   // Ring (the default) is left out, so configs written before CP kinds read back unchanged.
   if (cp_comm != CpComm::kP2p) s += StrCat(",cp_comm=", parasim::ToString(cp_comm));
+  // 0 (every layer) is left out, so configs written before partial recompute read back unchanged.
+  if (recompute_layers != 0) s += StrCat(",recompute_layers=", recompute_layers);
   if (!pp_layers.empty()) {
     s += ",pp_layers=";
     for (size_t i = 0; i < pp_layers.size(); ++i) s += StrCat(i ? ":" : "", pp_layers[i]);

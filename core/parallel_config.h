@@ -36,6 +36,22 @@ struct ParallelConfig {
   int prefetch = 1;                         // FSDP AllGather prefetch depth
   std::vector<int> pp_layers;               // explicit layers per stage; empty = balanced
   CpComm cp_comm = CpComm::kP2p;            // with cp > 1: how attention exchanges K/V
+  // With recompute=full: layers per stage fully recomputed, the first of each
+  // virtual chunk (recompute_layers/vpp per chunk); the others keep all their
+  // activations. 0 = every layer. Megatron --recompute-method block
+  // --recompute-num-layers (counted per virtual chunk there).
+  int recompute_layers = 0;
+
+  // Whether the layer at `index_in_chunk` of a chunk is fully recomputed.
+  bool FullyRecomputes(int index_in_chunk) const {
+    return recompute == RecomputeMode::kFull &&
+           (recompute_layers == 0 || index_in_chunk < recompute_layers / (vpp > 0 ? vpp : 1));
+  }
+  // Layers of a stage holding `stage_layers` that are fully recomputed.
+  int RecomputedLayers(int stage_layers) const {
+    if (recompute != RecomputeMode::kFull) return 0;
+    return recompute_layers == 0 ? stage_layers : (recompute_layers < stage_layers ? recompute_layers : stage_layers);
+  }
 
   int WorldSize() const { return dp * tp * pp * cp; }
   int NumMicroBatches(const JobSpec& job) const;   // global_batch / (dp * mbs)

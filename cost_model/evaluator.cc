@@ -44,6 +44,36 @@ struct AnalyticalEvaluator::Impl : EvaluatorData {
 
 namespace {
 
+// Partial full recompute: the kept layers' unit costs and communication (as
+// recompute=none), copied out of the per-thread memos. Taken before the
+// config's own lookups, whose results stay valid until their next call.
+struct KeptCosts {
+  Units units;
+  TimedComm comm;
+  std::array<UnitComm, kNumLayerKinds> kinds{};
+  KeptLayers view() const { return KeptLayers{&units, &comm}; }
+};
+
+bool PartialRecompute(const ParallelConfig& c, const std::vector<int>& stage_layers) {
+  if (c.recompute != RecomputeMode::kFull || c.recompute_layers == 0) return false;
+  for (int layers : stage_layers) {
+    if (c.RecomputedLayers(layers) < layers) return true;
+  }
+  return false;
+}
+
+void KeptCostsOf(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, KeptCosts* out) {
+  ParallelConfig kept = c;
+  kept.recompute = RecomputeMode::kNone;
+  kept.recompute_layers = 0;
+  out->units = UnitCostsOf(d, kept, cs);
+  out->comm = TimeCommunication(d, kept, cs, out->units, nullptr);
+  if (out->comm.kinds != nullptr) {
+    out->kinds = *out->comm.kinds;
+    out->comm.kinds = &out->kinds;
+  }
+}
+
 // The GPU's rates as the kernel-time model sees them.
 DeviceRates DeviceRatesOf(const GpuProfile& g, double peak, const AttentionKernel& ak) {
   DeviceRates d;
@@ -212,13 +242,17 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
 
   // Each pass's result lives in a per-thread table or buffer: references
   // stay valid because no pass looks another's table up again.
+  const std::vector<int>& stage_layers = StageLayerSplit(*this, c);
+  thread_local KeptCosts kept;
+  const bool partial = PartialRecompute(c, stage_layers);
+  if (partial) KeptCostsOf(*this, c, cs, &kept);
+  const KeptLayers kept_view = partial ? kept.view() : KeptLayers{};
   const Units& units = UnitCostsOf(*this, c, cs);
   std::optional<CommRecord> record;
   if (wl) record.emplace();
   const TimedComm comm = TimeCommunication(*this, c, cs, units, record ? &*record : nullptr);
-  const std::vector<int>& stage_layers = StageLayerSplit(*this, c);
   thread_local StagePlan stages;
-  TimeStages(*this, c, cs, units, comm, stage_layers, &stages);
+  TimeStages(*this, c, cs, units, comm, stage_layers, &stages, kept_view);
   thread_local MemoryPlan memory;
   SizeStageMemory(*this, c, cs, units, stage_layers, &memory);
   PipelineStep step = ComposePipeline(stages, cs);
@@ -228,7 +262,8 @@ Report AnalyticalEvaluator::Impl::Analyze(const ParallelConfig& c, StepWorkload*
   FinishAnalyticalReport(*this, c, cs, stages, step, memory, &rep);
 
   if (wl) {
-    BuildStepWorkload(*this, c, cs, units, comm, *record, stage_layers, stages, memory, wl);
+    BuildStepWorkload(*this, c, cs, units, comm, *record, stage_layers, stages, memory, wl,
+                      partial ? &kept.units : nullptr);
     wl->straggler_s = straggle;
   }
   return rep;
@@ -246,8 +281,11 @@ ConfigMetrics AnalyticalEvaluator::Impl::Rank(const ParallelConfig& c) const {
     out.reason_category = "config";
     return out;
   }
-  const Units& units = UnitCostsOf(*this, c, cs);
   const std::vector<int>& stage_layers = StageLayerSplit(*this, c);
+  thread_local KeptCosts kept;
+  const bool partial = PartialRecompute(c, stage_layers);
+  if (partial) KeptCostsOf(*this, c, cs, &kept);
+  const Units& units = UnitCostsOf(*this, c, cs);
   thread_local MemoryPlan memory;
   SizeStageMemory(*this, c, cs, units, stage_layers, &memory, capacity);   // stops at a stage that does not fit
   if (ExceedsMemory(*this, memory)) {
@@ -257,7 +295,7 @@ ConfigMetrics AnalyticalEvaluator::Impl::Rank(const ParallelConfig& c) const {
   }
   const TimedComm comm = TimeCommunication(*this, c, cs, units, nullptr);
   thread_local StagePlan stages;
-  TimeStages(*this, c, cs, units, comm, stage_layers, &stages);
+  TimeStages(*this, c, cs, units, comm, stage_layers, &stages, partial ? kept.view() : KeptLayers{});
   PipelineStep step = ComposePipeline(stages, cs);
   step.step_s += StragglerSeconds(stack.straggler_sigma, cs.world, stages.Of(step.critical).compute);
   thread_local Report finished;   // FinishReport's arithmetic, so the numbers are the Report's bit for bit

@@ -33,41 +33,85 @@ double LargestLayerParams(const Units& u, const StageKinds& kinds) {
   return largest;
 }
 
+// Per-layer activation terms of a config under one recompute mode (the same on every stage).
+struct LayerTerms {
+  double activation = 0, working = 0, bf16_activation = 0, bf16_working = 0;
+  std::array<double, 2> kind_activation{}, kind_working{}, kind_bf16_activation{}, kind_bf16_working{};
+};
+
+LayerTerms LayerTermsOf(const EvaluatorData& d, const ParallelConfig& c, double T, RecomputeMode recompute,
+                        bool mlp_kinds, double cp_gathered_kv) {
+  LayerTerms t;
+  const double scores = recompute == RecomputeMode::kNone ? T * d.score_bytes_per_token / c.tp : 0.0;
+  t.activation = LayerActivationBytes(d.act, T, c.tp, c.sequence_parallel, recompute) + scores;
+  t.working =
+      (recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act, T, c.tp, c.sequence_parallel) : 0.0) +
+      cp_gathered_kv;
+  t.bf16_activation = LayerActivationBytes(d.act_bf16, T, c.tp, c.sequence_parallel, recompute) + scores;
+  t.bf16_working =
+      (recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act_bf16, T, c.tp, c.sequence_parallel) : 0.0) +
+      cp_gathered_kv;
+  for (int moe = 0; moe < 2 && mlp_kinds; ++moe) {
+    t.kind_activation[moe] = LayerActivationBytes(d.act_mlp[moe], T, c.tp, c.sequence_parallel, recompute) + scores;
+    t.kind_bf16_activation[moe] =
+        LayerActivationBytes(d.act_bf16_mlp[moe], T, c.tp, c.sequence_parallel, recompute) + scores;
+    t.kind_working[moe] = t.kind_bf16_working[moe] = cp_gathered_kv;
+    if (recompute == RecomputeMode::kFull) {
+      t.kind_working[moe] += LayerWorkingBytes(d.act_mlp[moe], T, c.tp, c.sequence_parallel);
+      t.kind_bf16_working[moe] += LayerWorkingBytes(d.act_bf16_mlp[moe], T, c.tp, c.sequence_parallel);
+    }
+  }
+  return t;
+}
+
+// One micro-batch's activations held by a stage's L layers (bf16 of them
+// NVFP4's BF16 blocks), and the backward's transient working set.
+struct StageActivations {
+  double activation = 0, working = 0;
+};
+
+StageActivations StageActivationsOf(const LayerTerms& t, const StageKinds& kinds, int L, int64_t bf16,
+                                    bool mlp_kinds) {
+  StageActivations out;
+  if (mlp_kinds) {
+    // Each MLP kind's layers with their own activations; NVFP4's BF16
+    // layers counted at the stage's mean kind.
+    double held = 0, held_bf16 = 0, working = 0, working_bf16 = 0;
+    for (int k = 0; k < kNumLayerKinds; ++k) {
+      if (kinds[k] == 0) continue;
+      const int moe = (k & kLayerKindMoe) != 0 ? 1 : 0;
+      held += kinds[k] * t.kind_activation[moe];
+      held_bf16 += kinds[k] * t.kind_bf16_activation[moe];
+      working = std::max(working, t.kind_working[moe]);
+      working_bf16 = std::max(working_bf16, t.kind_bf16_working[moe]);
+    }
+    const double bf16_share = L > 0 ? static_cast<double>(bf16) / L : 0.0;
+    out.activation = held + bf16_share * (held_bf16 - held);
+    out.working = bf16 > 0 ? working_bf16 : working;
+  } else {
+    out.activation = (L - bf16) * t.activation + bf16 * t.bf16_activation;
+    out.working = bf16 > 0 ? t.bf16_working : t.working;
+  }
+  return out;
+}
+
 }  // namespace
 
 void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                      const std::vector<int>& stage_layers, MemoryPlan* out, double stop_above) {
   const double T = cs.T;
-  // Per-layer activation terms of this config (the same on every stage).
-  const double scores = c.recompute == RecomputeMode::kNone ? T * d.score_bytes_per_token / c.tp : 0.0;
-  const double layer_activation = LayerActivationBytes(d.act, T, c.tp, c.sequence_parallel, c.recompute) + scores;
   // All-gather CP: backward holds the gathered K,V of the whole sequence
   // and their gradients before the reduce-scatter (one layer at a time).
   const double cp_gathered_kv = c.cp > 1 && c.cp_comm == CpComm::kAllGather
                                     ? 2.0 * c.cp * T * 2.0 * d.lcm.gd / c.tp * d.stack.activation_bytes
                                     : 0.0;
-  const double working_bytes =
-      (c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act, T, c.tp, c.sequence_parallel) : 0.0) +
-      cp_gathered_kv;
-  const double bf16_layer_activation =
-      LayerActivationBytes(d.act_bf16, T, c.tp, c.sequence_parallel, c.recompute) + scores;
-  const double bf16_working_bytes =
-      (c.recompute == RecomputeMode::kFull ? LayerWorkingBytes(d.act_bf16, T, c.tp, c.sequence_parallel) : 0.0) +
-      cp_gathered_kv;
   // A model mixing dense and MoE layers: each MLP kind's per-layer terms.
   const bool mlp_kinds = u.several_kinds && d.model.MixesLayerKinds();
-  std::array<double, 2> kind_activation{}, kind_working{}, kind_bf16_activation{}, kind_bf16_working{};
-  for (int moe = 0; moe < 2 && mlp_kinds; ++moe) {
-    kind_activation[moe] =
-        LayerActivationBytes(d.act_mlp[moe], T, c.tp, c.sequence_parallel, c.recompute) + scores;
-    kind_bf16_activation[moe] =
-        LayerActivationBytes(d.act_bf16_mlp[moe], T, c.tp, c.sequence_parallel, c.recompute) + scores;
-    kind_working[moe] = kind_bf16_working[moe] = cp_gathered_kv;
-    if (c.recompute == RecomputeMode::kFull) {
-      kind_working[moe] += LayerWorkingBytes(d.act_mlp[moe], T, c.tp, c.sequence_parallel);
-      kind_bf16_working[moe] += LayerWorkingBytes(d.act_bf16_mlp[moe], T, c.tp, c.sequence_parallel);
-    }
-  }
+  // The config's per-layer terms; with partial full recompute also those of
+  // the layers that keep everything (as recompute=none).
+  const LayerTerms terms = LayerTermsOf(d, c, T, c.recompute, mlp_kinds, cp_gathered_kv);
+  const bool partial = c.recompute == RecomputeMode::kFull && c.recompute_layers > 0;
+  const LayerTerms kept_terms = partial ? LayerTermsOf(d, c, T, RecomputeMode::kNone, mlp_kinds, cp_gathered_kv) : terms;
   const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
   const Precision p = d.job.precision;
   const bool primary_quantized = c.sharding != ShardingMode::kDdp && ((p == Precision::kFp8 && d.stack.fp8_param_gather) ||
@@ -116,24 +160,18 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.params.layers = L;
     mi.params.largest_layer =
         std::max({LargestLayerParams(u, kinds), first ? u.emb.params : 0.0, last ? u.head.params : 0.0});
-    if (mlp_kinds) {
-      // Each MLP kind's layers with their own activations; NVFP4's BF16
-      // layers counted at the stage's mean kind.
-      double held = 0, held_bf16 = 0, working = 0, working_bf16 = 0;
-      for (int k = 0; k < kNumLayerKinds; ++k) {
-        if (kinds[k] == 0) continue;
-        const int moe = (k & kLayerKindMoe) != 0 ? 1 : 0;
-        held += kinds[k] * kind_activation[moe];
-        held_bf16 += kinds[k] * kind_bf16_activation[moe];
-        working = std::max(working, kind_working[moe]);
-        working_bf16 = std::max(working_bf16, kind_bf16_working[moe]);
-      }
-      const double bf16_share = L > 0 ? static_cast<double>(bf16) / L : 0.0;
-      mi.activation_bytes = in_flight * (held + bf16_share * (held_bf16 - held));
-      mi.working_bytes = bf16 > 0 ? working_bf16 : working;
+    const StageActivations held = StageActivationsOf(terms, kinds, L, bf16, mlp_kinds);
+    const int recomputed = c.RecomputedLayers(L);
+    if (partial && recomputed < L) {
+      // The first `recomputed` layers keep their input, the rest everything;
+      // backward rebuilds one recomputed layer at a time (its working set).
+      const StageActivations all = StageActivationsOf(kept_terms, kinds, L, bf16, mlp_kinds);
+      const double r = static_cast<double>(recomputed) / L;
+      mi.activation_bytes = in_flight * (r * held.activation + (1.0 - r) * all.activation);
+      mi.working_bytes = recomputed > 0 ? held.working : all.working;
     } else {
-      mi.activation_bytes = in_flight * ((L - bf16) * layer_activation + bf16 * bf16_layer_activation);
-      mi.working_bytes = bf16 > 0 ? bf16_working_bytes : working_bytes;
+      mi.activation_bytes = in_flight * held.activation;
+      mi.working_bytes = held.working;
     }
     mi.logits_bytes = last ? logits_bytes : 0.0;
     mi.held_output_bytes = last ? held_output_bytes : 0.0;

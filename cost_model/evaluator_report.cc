@@ -106,6 +106,14 @@ StepFlops StepFlopsOf(const EvaluatorData& d, const ParallelConfig& c) {
   f.model = d.model_flops_per_token * f.tokens;
   f.hardware =
       d.lcm.flops.HardwareFlopsPerToken(d.job.seq_len, c.recompute, d.stack.sac_matmul_recompute_fraction) * f.tokens;
+  if (c.recompute == RecomputeMode::kFull && c.recompute_layers > 0) {
+    // Partial full recompute: only the recomputed layers' forward is added.
+    int64_t recomputed = 0;
+    for (int layers : c.StageLayers(d.model)) recomputed += c.RecomputedLayers(layers);
+    const double share = static_cast<double>(recomputed) / static_cast<double>(d.model.num_layers);
+    const double none = d.lcm.flops.HardwareFlopsPerToken(d.job.seq_len, RecomputeMode::kNone) * f.tokens;
+    f.hardware = none + share * (f.hardware - none);
+  }
   return f;
 }
 

@@ -171,9 +171,31 @@ void DimensionTotals(const StageUnits& su, const StagePhases& p, const UnitComm&
   for (int k = 0; k < kNumDims; ++k) st.comm += st.dim_total[k];
 }
 
+// The stage's mean layer under partial full recompute: its recomputed layers
+// (the config's units) and kept layers (recompute=none) weighted by count.
+// Valid until the next call on this thread.
+StageLayer BlendKept(const StageLayer& recomputed, const KeptLayers& kept, const StageKinds& kinds, int layers, int recomputed_layers) {
+  thread_local UnitCost cost;
+  thread_local UnitComm cm;
+  const UnitCost recomputed_cost = *recomputed.cost;   // StageLayerOf reuses its storage
+  const UnitComm recomputed_comm = *recomputed.comm;
+  const StageLayer k = StageLayerOf(*kept.units, *kept.comm, kinds, layers);
+  const double r = static_cast<double>(recomputed_layers) / layers;
+  cost = UnitCost{};
+  AddScaled(cost, recomputed_cost, r);
+  AddScaled(cost, *k.cost, 1.0 - r);
+  cm = UnitComm{};
+  AddScaledComm(cm, recomputed_comm, r);
+  AddScaledComm(cm, *k.comm, 1.0 - r);
+  return StageLayer{&cost, &cm};
+}
+
 StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                      const TimedComm& comm, const StageKinds& kinds, int layers, bool first, bool last) {
-  const StageLayer sl = StageLayerOf(u, comm, kinds, layers);
+                      const TimedComm& comm, const StageKinds& kinds, int layers, bool first, bool last,
+                      const KeptLayers& kept) {
+  StageLayer sl = StageLayerOf(u, comm, kinds, layers);
+  const int recomputed = c.RecomputedLayers(layers);
+  if (kept.units != nullptr && recomputed < layers) sl = BlendKept(sl, kept, kinds, layers, recomputed);
   const StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
   const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last);
   const int m = cs.m;
@@ -251,7 +273,7 @@ const std::vector<StageKinds>& StageKindSplit(const EvaluatorData& d, const Para
 }
 
 void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out) {
+                const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out, const KeptLayers& kept) {
   out->shapes.clear();
   out->shape_of.resize(cs.pp);
   const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
@@ -269,7 +291,7 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
     if (same < 0) {
       same = static_cast<int>(out->shapes.size());
       out->shapes.push_back(
-          StageShape{layers, first, last, kinds, TimeShape(d, c, cs, u, comm, kinds, layers, first, last)});
+          StageShape{layers, first, last, kinds, TimeShape(d, c, cs, u, comm, kinds, layers, first, last, kept)});
     }
     out->shape_of[s] = same;
   }

@@ -56,9 +56,18 @@ std::vector<StageKinds> CountStageKinds(const ModelSpec& model, const std::vecto
 const std::vector<StageKinds>& StageKindSplit(const EvaluatorData& d, const ParallelConfig& c,
                                               const std::vector<int>& stage_layers);
 
+// Partial full recompute (recompute=full, recompute_layers < a stage's
+// layers): the kept layers' costs, as recompute=none, beside the config's
+// own (recomputed) units. A stage's mean layer weights the two by their counts.
+struct KeptLayers {
+  const Units* units = nullptr;
+  const TimedComm* comm = nullptr;
+};
+
 // Times every stage shape of the config into `out` (reused between calls).
 void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
-                const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out);
+                const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out,
+                const KeptLayers& kept = {});
 
 // The step: the pipeline over the stages' middle micro-batches plus the
 // largest once-per-step addition.

@@ -60,7 +60,7 @@ void FillStepFields(const EvaluatorData& d, const ParallelConfig& c, const Confi
 
 void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                        const TimedComm& comm, const CommRecord& record, const std::vector<int>& stage_layers,
-                       const StagePlan& stages, const MemoryPlan& memory, StepWorkload* wl) {
+                       const StagePlan& stages, const MemoryPlan& memory, StepWorkload* wl, const Units* kept) {
   FillStepFields(d, c, cs, comm.interference, wl);
   wl->stages.clear();
   const int pp = cs.pp, v = cs.v;
@@ -70,6 +70,7 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
     sw.stage = s;
     const int L = stage_layers[s];
     if (s == 0) sw.layers.push_back(MakeLayer(u.emb, record.emb, "embedding", -1, 0));
+    std::vector<int> layers_in_chunk(v, 0);   // per chunk (as the simulator's step builder counts)
     for (int i = 0; i < L; ++i, ++layer_index) {
       const int chunk = v > 1 ? i / std::max(1, L / v) : 0;
       // A model with several layer kinds: each layer its own kind's compute,
@@ -77,8 +78,13 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
       // vpp; CountStageKinds counts the same layers).
       const int per_chunk = std::max(1, L / v);
       const int64_t model_layer = v > 1 ? static_cast<int64_t>(chunk * pp + s) * per_chunk + i % per_chunk : layer_index;
-      const UnitCost& cost =
-          u.several_kinds && model_layer < d.model.num_layers ? u.kinds[d.model.LayerKindOf(model_layer)] : u.layer;
+      // Partial full recompute: layers past the first recompute_layers/vpp of
+      // their chunk keep their activations (the recompute=none costs in `kept`).
+      const bool recomputed = c.FullyRecomputes(layers_in_chunk[std::clamp(chunk, 0, v - 1)]++);
+      const Units& units = kept != nullptr && !recomputed ? *kept : u;
+      const UnitCost& cost = units.several_kinds && model_layer < d.model.num_layers
+                                 ? units.kinds[d.model.LayerKindOf(model_layer)]
+                                 : units.layer;
       sw.layers.push_back(MakeLayer(cost, record.layer, StrCat("layer ", layer_index), layer_index, chunk));
     }
     if (s == pp - 1) sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1));

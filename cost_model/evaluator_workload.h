@@ -16,6 +16,7 @@ namespace parasim {
 
 void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                        const TimedComm& comm, const CommRecord& record, const std::vector<int>& stage_layers,
-                       const StagePlan& stages, const MemoryPlan& memory, StepWorkload* wl);
+                       const StagePlan& stages, const MemoryPlan& memory, StepWorkload* wl,
+                       const Units* kept = nullptr);
 
 }  // namespace parasim

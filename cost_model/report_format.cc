@@ -106,6 +106,7 @@ std::string ShortConfig(const Report& r) {
   if (c.ep > 1) s += StrCat(",ep=", c.ep);
   s += StrCat(",mbs=", c.micro_batch, ",", ShardingText(c));
   if (c.recompute != RecomputeMode::kNone) s += StrCat(",rc=", ToString(c.recompute));
+  if (c.recompute_layers > 0) s += StrCat(":", c.recompute_layers);   // layers per stage recomputed
   if (c.sequence_parallel) s += ",sp";
   if (c.vpp > 1) s += StrCat(",vpp=", c.vpp);
   return s;

@@ -254,6 +254,11 @@ SoftwareStack Torchtitan() {
   s.supports_cp_p2p = true;
   s.supports_cp_allgather = true;
   s.tp_comm_overlap = 0;
+  // activation_checkpoint.mode = "selective" with selective_ac_option = "<k>":
+  // every k-th transformer block this rank builds is wrapped whole
+  // (pytorch/torchtitan 01db32e, torchtitan/distributed/activation_checkpoint.py,
+  // _apply_layer_sac), the others keep their activations.
+  s.supports_partial_recompute = true;
   return s;
 }
 
@@ -329,6 +334,11 @@ SoftwareStack MegatronCore() {
   s.supports_cp_p2p = true;
   s.supports_cp_a2a = true;
   s.supports_cp_allgather = true;
+  // --recompute-granularity full --recompute-method block --recompute-num-layers N
+  // (Megatron-LM d98e8a6, megatron/training/arguments.py choices uniform,block;
+  // megatron/core/transformer/transformer_block.py _checkpointed_forward):
+  // the first N layers of each model chunk checkpointed, the rest not.
+  s.supports_partial_recompute = true;
   // --tp-comm-overlap defaults to off (megatron/core/model_parallel_config.py:
   // tp_comm_overlap = False) and needs --sequence-parallel (arguments.py).
   // When a stack file turns it on, Transformer Engine's userbuffers defaults
@@ -419,6 +429,9 @@ SoftwareStack MegatronLm2021() {
   s.supports_cp = false;
   s.supports_cp_a2a = false;
   s.supports_cp_allgather = false;
+  // 2021's --checkpoint-activations checkpoints every layer (chunked by
+  // --checkpoint-num-layers); the block method came later.
+  s.supports_partial_recompute = false;
   s.tp_overlap_gemm_slowdown = 0;   // no userbuffers in 2021
   return s;
 }
@@ -532,6 +545,7 @@ SoftwareStack Nanotron() {
   s.supports_cp = false;
   s.supports_cp_a2a = false;
   s.supports_cp_allgather = false;
+  s.supports_partial_recompute = false;   // recompute_layer: every layer or none
   s.tp_overlap_gemm_slowdown = 0;   // tp_linear_async_communication off, no userbuffers
   // Kernels as the sweep's nanotron runs them (huggingface/nanotron
   // a756526bab529c733a4afc909047bca2fb657330, src/nanotron/models/llama.py,

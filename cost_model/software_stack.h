@@ -116,6 +116,10 @@ struct SoftwareStack {
   bool supports_cp_allgather = false;  // one K/V all-gather before attention
   bool supports_interleaved = true;    // interleaved (virtual-stage) pipeline schedule
   bool supports_zero_bubble = false;   // zero-bubble schedules
+  // Partial full recompute: only some layers of a stage rebuilt in backward
+  // (ParallelConfig::recompute_layers; Megatron --recompute-method block,
+  // torchtitan selective_ac_option = "<k>").
+  bool supports_partial_recompute = false;
 
   // Low precision: sharded weights all-gathered in FP8 / NVFP4 when the job
   // runs that precision (Megatron-LM --fp8-param-gather / --fp4-param-gather).

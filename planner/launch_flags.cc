@@ -80,8 +80,15 @@ void MegatronParallel(const ParallelConfig& c, const ModelSpec& model, MegatronA
     case RecomputeMode::kSelective: a.Add("--recompute-granularity", "selective"); break;
     case RecomputeMode::kFull:
       a.Add("--recompute-granularity", "full");
-      a.Add("--recompute-method", "uniform");
-      a.Add("--recompute-num-layers", "1");
+      if (c.recompute_layers > 0) {
+        // The first N layers of each model chunk (megatron/core/transformer/
+        // transformer_block.py _checkpointed_forward, method "block").
+        a.Add("--recompute-method", "block");
+        a.Add("--recompute-num-layers", std::to_string(c.recompute_layers / std::max(1, c.vpp)));
+      } else {
+        a.Add("--recompute-method", "uniform");
+        a.Add("--recompute-num-layers", "1");
+      }
       break;
   }
   if (c.order != ParallelConfig{}.order) {
@@ -304,6 +311,24 @@ TitanDp TorchtitanDp(const ParallelConfig& c, LaunchFlags& out) {
   return d;
 }
 
+// Partial full recompute in torchtitan: selective_ac_option = "<k>" wraps
+// every k-th transformer block a rank builds (torchtitan/distributed/
+// activation_checkpoint.py _apply_layer_sac, pytorch/torchtitan 01db32e), so a
+// stage of L layers recomputes floor(L/k): k = L/N, said when N does not divide L.
+int TorchtitanLayerSacEvery(const ParallelConfig& c, const ModelSpec& model, LaunchFlags& out) {
+  const std::vector<int> stages = c.StageLayers(model);
+  const int layers = stages.empty() ? static_cast<int>(model.num_layers) : stages.front();
+  const int n = std::max(1, c.recompute_layers);
+  const int k = std::max(1, layers / n);
+  if (layers % n != 0) {
+    out.notes.push_back(StrCat("recompute_layers=", n, ": torchtitan wraps every k-th block, so a stage of ", layers,
+                               " layers recomputes ", layers / k, " with k=", k));
+  }
+  out.notes.push_back(StrCat("torchtitan recomputes every ", k, "-th block of a stage, not the first ", n,
+                             ": the same count, so the same time and memory"));
+  return k;
+}
+
 const char* TorchtitanSchedule(PipelineSchedule s) {
   switch (s) {
     case PipelineSchedule::kGpipe: return "GPipe";
@@ -360,6 +385,13 @@ LaunchFlags Torchtitan(const ParallelConfig& c, const ModelSpec& model, const Jo
   out.text = args;
   const char* ac = c.recompute == RecomputeMode::kFull ? "full" : c.recompute == RecomputeMode::kSelective ? "selective"
                                                                                                           : "none";
+  if (c.recompute == RecomputeMode::kFull && c.recompute_layers > 0) {
+    // The recorded field table (tests/testdata/frameworks) does not list the
+    // SelectiveAC subcommand's fields: no verified layer-frequency flag here.
+    out.notes.push_back(StrCat("recompute_layers=", c.recompute_layers,
+                               ": this torchtitan's layer-frequency option is not in the recorded field table; full "
+                               "recompute emitted (the v0.2.2 TOML sets selective_ac_option = \"k\")"));
+  }
   out.text += StrCat("activation-checkpoint:", ac, "\n");
   return out;
 }
@@ -398,8 +430,13 @@ LaunchFlags TorchtitanToml(const ParallelConfig& c, const ModelSpec& model, cons
   t += StrCat("seq_len = ", job.seq_len, "\n");
   t += StrCat("mixed_precision_param = \"", job.precision == Precision::kFp32 ? "float32" : "bfloat16", "\"\n");
   t += "\n[activation_checkpoint]\n";
-  t += StrCat("mode = \"", ToString(c.recompute), "\"\n");
-  if (c.recompute == RecomputeMode::kSelective) t += "selective_ac_option = \"op\"\n";
+  if (c.recompute == RecomputeMode::kFull && c.recompute_layers > 0) {
+    t += "mode = \"selective\"\n";
+    t += StrCat("selective_ac_option = \"", TorchtitanLayerSacEvery(c, model, out), "\"\n");
+  } else {
+    t += StrCat("mode = \"", ToString(c.recompute), "\"\n");
+    if (c.recompute == RecomputeMode::kSelective) t += "selective_ac_option = \"op\"\n";
+  }
   return out;
 }
 

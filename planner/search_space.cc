@@ -12,6 +12,13 @@
 namespace parasim::planner {
 namespace {
 
+// One rung of a recompute ladder and the forward share it recomputes.
+struct Rung {
+  RecomputeMode mode;
+  int layers;      // ParallelConfig::recompute_layers
+  double share;
+};
+
 // Rejection reasons (JSON keys of "rejected"): one per rule, fixed spelling.
 constexpr const char* kReasonConstraint = "constraint";
 constexpr const char* kReasonTpLimit = "limit: tp beyond two nodes";
@@ -106,6 +113,8 @@ SpaceOptions SpaceFor(const SoftwareStack& stack, SpaceOptions options) {
   options.cp_allgather = options.cp_allgather && stack.SupportsCp(CpComm::kAllGather);
   options.interleaved = options.interleaved && stack.supports_interleaved;
   options.zero_bubble = options.zero_bubble && stack.supports_zero_bubble;
+  options.partial_recompute = stack.supports_partial_recompute;
+  options.selective_recompute_share = stack.sac_matmul_recompute_fraction;
   return options;
 }
 
@@ -120,6 +129,7 @@ ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
   config.sharding = static_cast<ShardingMode>(c.sharding);
   config.hsdp_group = c.hsdp_group;
   config.recompute = static_cast<RecomputeMode>(c.recompute);
+  config.recompute_layers = c.recompute_layers;
   config.sequence_parallel = c.sp;
   config.vpp = c.vpp;
   config.schedule = static_cast<PipelineSchedule>(c.schedule);
@@ -191,6 +201,23 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
     tally.emplace_back(reason, 1);
   };
   const RecomputeMode kLadder[] = {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull};
+  // One ladder's rungs for a smallest stage of `fewest` layers and `vpp`
+  // chunks, in order of the forward share they recompute.
+  std::vector<Rung> rungs;
+  auto ladder_rungs = [&](int fewest, int vpp) {
+    rungs.clear();
+    rungs.push_back({RecomputeMode::kNone, 0, 0.0});
+    rungs.push_back({RecomputeMode::kSelective, 0, options.selective_recompute_share});
+    if (options.partial_recompute) {
+      for (int quarters = 1; quarters <= 3; ++quarters) {
+        const int n = fewest * quarters / 4 / vpp * vpp;   // whole layers per chunk
+        if (n <= 0 || n >= fewest || n == rungs.back().layers) continue;
+        rungs.push_back({RecomputeMode::kFull, n, static_cast<double>(n) / fewest});
+      }
+    }
+    rungs.push_back({RecomputeMode::kFull, 0, 1.0});
+    std::stable_sort(rungs.begin(), rungs.end(), [](const Rung& a, const Rung& b) { return a.share < b.share; });
+  };
   // Constraint verdicts of the keys whose values do not depend on the layout.
   std::vector<char> recompute_ok(3), sp_ok(2), order_ok, prefetch_ok;
   for (RecomputeMode rc : kLadder) {
@@ -321,7 +348,12 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
                       c.prefetch = static_cast<int16_t>(prefetch);
                       const bool mbs_allowed = allowed && mbs_ok[mi];
                       Ladder ladder{static_cast<uint32_t>(space.candidates.size()), 0};
-                      for (RecomputeMode rc : kLadder) {
+                      ladder_rungs(sc.ends_lighter > 0 ? static_cast<int>((layers + 2 * sc.ends_lighter) / pp) -
+                                                             sc.ends_lighter
+                                                       : static_cast<int>(layers / pp),
+                                   sc.vpp);
+                      for (const Rung& rung : rungs) {
+                        const RecomputeMode rc = rung.mode;
                         if (!mbs_allowed || !recompute_ok[static_cast<int>(rc)]) {
                           reject(kReasonConstraint);
                           continue;
@@ -332,6 +364,7 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
                           continue;
                         }
                         c.recompute = static_cast<uint8_t>(rc);
+                        c.recompute_layers = static_cast<int16_t>(rung.layers);
                         space.candidates.push_back(c);
                         ++ladder.count;
                         ++space.searched;

@@ -38,6 +38,16 @@ struct SpaceOptions {
   bool cp_p2p = true;             // its kinds (ParallelConfig::cp_comm)
   bool cp_a2a = true;
   bool cp_allgather = true;
+  // Partial full recompute (ParallelConfig::recompute_layers): a quarter,
+  // half and three quarters of the smallest stage's layers, besides none,
+  // selective and full: a coarse sweep of the memory/time trade that triples
+  // no ladder. Off unless the stack runs it (SpaceFor).
+  bool partial_recompute = false;
+  // Rungs of a recompute ladder go in order of the forward share they
+  // recompute (time, the dominance order): partial N of L recomputes N/L;
+  // selective this share (SoftwareStack::sac_matmul_recompute_fraction: 0 for
+  // attention-only, whose attention core is a small share; 0.5 for op-level SAC).
+  double selective_recompute_share = 0;
   bool interleaved = true;        // interleaved schedule
   // Uneven pipeline splits: first and last stages lighter by 1 or 2 layers
   // (embedding and loss; Megatron's account_for_embedding/loss_in_pipeline_split),
@@ -56,6 +66,7 @@ struct Candidate {
   uint16_t order = 0;        // index into SearchSpace::orders
   uint8_t sharding = static_cast<uint8_t>(ShardingMode::kZero2);
   uint8_t recompute = static_cast<uint8_t>(RecomputeMode::kNone);
+  int16_t recompute_layers = 0;   // with recompute=full: layers per stage recomputed (0 = all)
   uint8_t schedule = static_cast<uint8_t>(PipelineSchedule::k1F1B);
   uint8_t cp_comm = static_cast<uint8_t>(CpComm::kP2p);   // with cp > 1: how attention exchanges K/V
   uint8_t ends_lighter = 0;  // pp split: first and last stages this many layers lighter (0 = balanced)

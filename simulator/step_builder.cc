@@ -356,9 +356,17 @@ void Builder::Build() {
   for (int s = 0; s < p_; ++s) {
     PARASIM_CHECK(lanes(s) == lanes(0), "every stage needs the same number of lanes");
     const auto& layers = wl_.stages[s].layers;
+    std::vector<int> layers_in_chunk(v_, 0);   // transformer layers seen so far per chunk
     for (size_t i = 0; i < layers.size(); ++i) {
-      units_[s].push_back(PlanUnit(layers[i], wl_.config.recompute));
       const int chunk = std::clamp(layers[i].chunk, 0, v_ - 1);
+      // Partial full recompute: only the first recompute_layers/vpp layers of
+      // each chunk re-run their forward (and its collectives) in backward.
+      RecomputeMode mode = wl_.config.recompute;
+      if (layers[i].layer_index >= 0 && mode == RecomputeMode::kFull &&
+          !wl_.config.FullyRecomputes(layers_in_chunk[chunk]++)) {
+        mode = RecomputeMode::kNone;
+      }
+      units_[s].push_back(PlanUnit(layers[i], mode));
       chunk_units_[s][chunk].push_back(static_cast<int>(i));
     }
   }

@@ -21,7 +21,8 @@ JobSpec Job(int64_t batch, int64_t seq) {
 TEST_CASE("core: config strings round-trip through ToString", "[core]") {
   const char* text = GENERATE(
       "dp=64,tp=2,pp=2,cp=1,ep=1,mbs=1,sharding=zero2,recompute=none,sp=on,vpp=1,schedule=1f1b,order=tp-cp-ep-dp-pp,prefetch=1",
-      "dp=8,tp=1,pp=4,cp=2,ep=1,mbs=2,sharding=hsdp:4,recompute=selective,sp=off,vpp=2,schedule=interleaved,order=tp-dp-cp-ep-pp,prefetch=2,pp_layers=9:7:8:8");
+      "dp=8,tp=1,pp=4,cp=2,ep=1,mbs=2,sharding=hsdp:4,recompute=selective,sp=off,vpp=2,schedule=interleaved,order=tp-dp-cp-ep-pp,prefetch=2,pp_layers=9:7:8:8",
+      "dp=8,tp=1,pp=4,cp=1,ep=1,mbs=1,sharding=zero1,recompute=full,sp=off,vpp=1,schedule=1f1b,order=tp-cp-ep-dp-pp,prefetch=1,recompute_layers=4");
   const ParallelConfig c = ParseParallelConfig(text);
   REQUIRE(c.ToString() == text);
   REQUIRE(ParseParallelConfig(c.ToString()).ToString() == c.ToString());
@@ -80,4 +81,33 @@ TEST_CASE("core: stage layers split evenly with the remainder in the middle", "[
   CHECK(ParseParallelConfig("pp=5").StageLayers(m) == std::vector<int>{6, 7, 7, 6, 6});
   CHECK(ParseParallelConfig("pp=3").StageLayers(m) == std::vector<int>{11, 11, 10});
   CHECK(ParseParallelConfig("pp=2,pp_layers=20/12").StageLayers(m) == std::vector<int>{20, 12});
+}
+
+TEST_CASE("core: recompute_layers is left out at 0 and checked against the stages", "[core]") {
+  CHECK(ParseParallelConfig("recompute=full").ToString().find("recompute_layers") == std::string::npos);
+  CHECK(ParseParallelConfig("recompute=full,recompute_layers=0").recompute_layers == 0);
+  REQUIRE_THROWS_WITH(ParseParallelConfig("recompute_layers=-1"), Contains("recompute_layers"));
+  ModelSpec m;
+  m.num_layers = 32;
+  m.hidden_size = 4096;
+  m.num_attention_heads = 32;
+  m.num_kv_heads = 32;
+  m.ffn_hidden_size = 11008;
+  m.vocab_size = 32000;
+  auto issues_of = [&](const std::string& text) {
+    std::string keys;
+    for (const Issue& i : ParseParallelConfig(text).Validate(m, Job(64, 4096), 32)) keys += i.key + ";";
+    return keys;
+  };
+  CHECK(issues_of("dp=8,pp=4,recompute=full,recompute_layers=8") == "");
+  CHECK(issues_of("dp=8,pp=4,recompute=full,recompute_layers=9") == "recompute_layers;");
+  CHECK(issues_of("dp=8,pp=4,recompute=selective,recompute_layers=2") == "recompute_layers;");
+  CHECK(issues_of("dp=8,pp=4,vpp=2,schedule=interleaved,recompute=full,recompute_layers=3") == "recompute_layers;");
+  // A config's recomputed layers per stage and per chunk position.
+  const ParallelConfig c = ParseParallelConfig("pp=4,vpp=2,schedule=interleaved,recompute=full,recompute_layers=4");
+  CHECK(c.RecomputedLayers(8) == 4);
+  CHECK(c.FullyRecomputes(1));
+  CHECK_FALSE(c.FullyRecomputes(2));
+  CHECK(ParseParallelConfig("recompute=full").RecomputedLayers(8) == 8);
+  CHECK(ParseParallelConfig("recompute=none").RecomputedLayers(8) == 0);
 }

@@ -207,8 +207,8 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
   // + fp8/fp4_param_gather, saves_quantized_inputs, fp32_matmul_tf32, quantized_weight_cache,
   //   supports_cp_p2p/a2a/allgather, pp_host_synchronous, host_per_micro_batch_s, tp_comm_overlap,
-  //   tp_overlap_gemm_slowdown, swiglu_saves_input_only
-  REQUIRE(StackFields().size() == 64);
+  //   tp_overlap_gemm_slowdown, swiglu_saves_input_only, supports_partial_recompute
+  REQUIRE(StackFields().size() == 65);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
@@ -237,6 +237,7 @@ TEST_CASE("cost_model: CP kinds, TP overlap and host-synchronous p2p round-trip 
   s.tp_overlap_gemm_slowdown = 0.069;
   s.pp_host_synchronous = true;
   s.host_per_micro_batch_s = 1.25e-3;
+  s.supports_partial_recompute = false;   // megatron-core's preset has it
   const SoftwareStackFile f = ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}, "megatron-core"), "s.yaml");
   CHECK(f.stack == s);
   CHECK_FALSE(f.stack.SupportsCp(CpComm::kP2p));

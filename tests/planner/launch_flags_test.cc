@@ -140,3 +140,33 @@ TEST_CASE("planner: megatron flags name the plan's CP kind as Transformer Engine
   CHECK_THAT(flags("dp=64,cp=4,sharding=zero1,cp_comm=allgather"), Contains("--cp-comm-type all_gather"));
   CHECK_THAT(flags("dp=256,sharding=zero1"), !Contains("--cp-comm-type"));
 }
+
+TEST_CASE("planner: partial full recompute emits Megatron's block method and torchtitan's layer frequency",
+          "[planner][recompute]") {
+  const ModelSpec model = TinyModel(32, 32, 11008);   // 32 layers: 8 per stage at pp=4
+  const JobSpec job = Job(512, 4096);
+  // Megatron counts per model chunk: 4 layers per stage over vpp=2 chunks = 2 each.
+  const LaunchFlags m = EmitLaunchFlags(
+      Framework::kMegatron,
+      ParseParallelConfig("dp=32,tp=2,pp=4,vpp=2,schedule=interleaved,mbs=1,sharding=zero1,sp=on,recompute=full,"
+                          "recompute_layers=4"),
+      model, job);
+  CHECK_THAT(m.text, Contains("--recompute-granularity full"));
+  CHECK_THAT(m.text, Contains("--recompute-method block"));
+  CHECK_THAT(m.text, Contains("--recompute-num-layers 2"));
+  CHECK_THAT(m.text, !Contains("uniform"));
+  // torchtitan v0.2.2: every k-th block, k = 8 / 2 = 4.
+  const LaunchFlags t = EmitLaunchFlags(
+      Framework::kTorchtitanToml,
+      ParseParallelConfig("dp=64,pp=4,mbs=1,sharding=zero2,recompute=full,recompute_layers=2"), model, job);
+  CHECK_THAT(t.text, Contains("mode = \"selective\""));
+  CHECK_THAT(t.text, Contains("selective_ac_option = \"4\""));
+  // 3 of 8 does not divide: k = 2 recomputes 4, and a note says so.
+  const LaunchFlags odd = EmitLaunchFlags(
+      Framework::kTorchtitanToml,
+      ParseParallelConfig("dp=64,pp=4,mbs=1,sharding=zero2,recompute=full,recompute_layers=3"), model, job);
+  CHECK_THAT(odd.text, Contains("selective_ac_option = \"2\""));
+  bool noted = false;
+  for (const std::string& n : odd.notes) noted = noted || n.find("recomputes 4") != std::string::npos;
+  CHECK(noted);
+}

@@ -41,7 +41,7 @@ TEST_CASE("planner: Megatron-LM flags exist, type-check and obey validate_args a
   REQUIRE(MegatronArgTable().size() > 500);
   REQUIRE(MegatronArgTable().count("--use-custom-fsdp") == 0);   // the old name is gone
   const char* shardings[] = {"ddp", "zero1", "zero2-replicated", "zero2", "zero3", "hsdp:4"};
-  const char* recomputes[] = {"none", "selective", "full"};
+  const char* recomputes[] = {"none", "selective", "full", "full,recompute_layers=2"};
   const char* pipelines[] = {"pp=1", "pp=4,schedule=1f1b", "pp=4,vpp=2,schedule=interleaved", "pp=4,schedule=gpipe",
                              "pp=4,schedule=zb-h1"};
   int checked = 0;
@@ -72,7 +72,7 @@ TEST_CASE("planner: Megatron-LM flags exist, type-check and obey validate_args a
       }
     }
   }
-  CHECK(checked == 9 * 6 * 3 * 5 * 2 * 3);
+  CHECK(checked == 9 * 6 * 4 * 5 * 2 * 3);
 }
 
 TEST_CASE("planner: the model Megatron-LM builds from the flags has the planned parameter count",

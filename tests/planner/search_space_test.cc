@@ -261,3 +261,41 @@ TEST_CASE("planner: the stack limits the space to what its framework supports", 
   CHECK(fsdp.count("zb-h1") == 0);   // zero-bubble schedules came after PyTorch 2.3
   CHECK(modes("torchtitan", true).count("zb-h1") == 1);
 }
+
+TEST_CASE("planner: partial recompute rungs come only with a stack that runs them, valid and in share order",
+          "[planner][recompute]") {
+  // 16 layers on 8 GPUs: at pp=4 a stage holds 4 layers, so N = 1, 2, 3.
+  const ConstraintSet none;
+  const SearchSpace megatron =
+      EnumerateSpace(TinyModel(16, 8), Job(16, 64), 8, 8, none, SpaceFor(LoadSoftwareStack("megatron-core"), Small()));
+  const SearchSpace fsdp =
+      EnumerateSpace(TinyModel(16, 8), Job(16, 64), 8, 8, none, SpaceFor(LoadSoftwareStack("pytorch-fsdp"), Small()));
+  const ModelSpec model = TinyModel(16, 8);
+  const JobSpec job = Job(16, 64);
+  int partial = 0;
+  for (size_t i = 0; i < megatron.candidates.size(); ++i) {
+    const ParallelConfig c = megatron.ToConfig(i);
+    if (c.recompute_layers == 0) continue;
+    ++partial;
+    INFO(c.ToString());
+    CHECK(c.Validate(model, job, 8).empty());
+    CHECK(c.RecomputedLayers(c.StageLayers(model).front()) < c.StageLayers(model).front());
+  }
+  CHECK(partial > 0);
+  for (size_t i = 0; i < fsdp.candidates.size(); ++i) CHECK(fsdp.ToConfig(i).recompute_layers == 0);
+  // A ladder's rungs: none, selective (attention-only: a small share), then N
+  // rising, then full.
+  for (const Ladder& l : megatron.ladders) {
+    double share = -1;
+    for (uint32_t k = 0; k < l.count; ++k) {
+      const ParallelConfig c = megatron.ToConfig(l.first + k);
+      const std::vector<int> stages = c.StageLayers(model);
+      const int stage = *std::min_element(stages.begin(), stages.end());
+      const double s = c.recompute == RecomputeMode::kNone        ? 0.0
+                       : c.recompute == RecomputeMode::kSelective ? 0.0
+                                                                  : static_cast<double>(c.RecomputedLayers(stage)) / stage;
+      CHECK(s >= share);
+      share = s;
+    }
+  }
+}

@@ -40,7 +40,7 @@ TEST_CASE("planner: torchtitan overrides and TOML keys exist across the search s
   int checked = 0;
   for (const ModelSpec* m : {&dense, &moe}) {
     for (const char* sh : {"ddp", "zero1", "zero2-replicated", "zero2", "zero3", "hsdp:4"}) {
-      for (const char* rc : {"none", "selective", "full"}) {
+      for (const char* rc : {"none", "selective", "full", "full,recompute_layers=2"}) {
         for (const char* pl : {"pp=1", "pp=4,schedule=1f1b", "pp=4,vpp=2,schedule=interleaved", "pp=4,schedule=gpipe",
                                "pp=4,schedule=zb-h1"}) {
           const std::string spec = StrCat("dp=8,tp=2,sp=on,", pl, ",mbs=2,sharding=", sh, ",recompute=", rc,
@@ -96,6 +96,6 @@ TEST_CASE("planner: torchtitan overrides and TOML keys exist across the search s
       }
     }
   }
-  CHECK(checked == 2 * 6 * 3 * 5);
+  CHECK(checked == 2 * 6 * 4 * 5);
   CHECK(ParseFramework("torchtitan@0.2") == Framework::kTorchtitanToml);
 }

@@ -161,6 +161,8 @@ const AgreementCase kAgreementCases[] = {
     {"llama2-7b", 4, "dp=4,tp=2,cp=4,sharding=zero2,cp_comm=allgather"},
     {"mixtral-8x7b", 8, "dp=16,ep=8,tp=4,sharding=zero1"},
     {"llama2-7b", 4, "dp=32,sharding=zero2,recompute=full"},
+    {"llama2-7b", 4, "dp=4,tp=2,pp=4,sharding=zero1,recompute=full,recompute_layers=3"},
+    {"llama2-7b", 4, "dp=8,pp=4,vpp=2,schedule=interleaved,sharding=zero1,recompute=full,recompute_layers=4"},
 };
 
 TEST_CASE("simulator: tier B agrees with tier A within 5% without contention or asymmetry", "[simulator]") {
