@@ -47,8 +47,8 @@ const CommandRegistration kSimulate{
       SimulateRequest& q = f->request;
       AddSpecOptions(cmd, q.spec, /*need_batch=*/true);
       cmd.add_option("--config", q.config,
-                     "Parallel config \"dp=..,tp=..,pp=..,cp=..,ep=..,mbs=..,sharding=..,recompute=..,sp=..,vpp=..,"
-                     "schedule=..,order=..,prefetch=..,pp_layers=..\"")
+                     "Parallel config \"dp=..,tp=..,pp=..,cp=..,cp_comm=..,ep=..,mbs=..,sharding=..,recompute=..,"
+                     "recompute_layers=..,sp=..,vpp=..,schedule=..,order=..,prefetch=..,pp_layers=..\"")
           ->required();
       cmd.add_option("--fidelity", q.fidelity,
                      "analytical (tier A, closed form), simulated (tier B: one rank per pipeline stage) or "
