@@ -38,20 +38,28 @@ CalibrationFits FitMicrobench(const MicrobenchData& data, const GpuProfile& base
   f.date = data.date;
   // The shape (k0, c) from the fullest sweep first; gemm_max is then fitted
   // through the cost model with that shape, so the two agree.
-  if (data.gemm) f.gemm_shape = FitGemmShapeModel(data.gemm->samples, base);
-  else if (data.gemm_sustained) f.gemm_shape = FitGemmShapeModel(data.gemm_sustained->samples, base);
+  // Every bf16 fit reads the bf16 rows only; FP8 rows have their own peak.
+  const auto bf16 = [](const std::optional<GemmSweep>& s) { return SamplesOfDtype(s->samples, "bf16"); };
+  if (data.gemm) f.gemm_shape = FitGemmShapeModel(bf16(data.gemm), base);
+  else if (data.gemm_sustained) f.gemm_shape = FitGemmShapeModel(bf16(data.gemm_sustained), base);
   GpuProfile shaped = base;
   if (f.gemm_shape && f.gemm_shape->summary.usable()) {
     shaped.gemm_k0 = f.gemm_shape->params.k0;
     shaped.gemm_half_outputs = f.gemm_shape->params.c_mn;
   }
   if (data.gemm_sustained) {
-    f.gemm = FitGemmEfficiency(data.gemm_sustained->samples, shaped);
+    f.gemm = FitGemmEfficiency(bf16(data.gemm_sustained), shaped);
     f.gemm_source = data.gemm_sustained->file;
-    if (data.gemm) f.gemm_burst = FitGemmEfficiency(data.gemm->samples, shaped);
+    if (data.gemm) f.gemm_burst = FitGemmEfficiency(bf16(data.gemm), shaped);
   } else if (data.gemm) {
-    f.gemm = FitGemmEfficiency(data.gemm->samples, shaped);
+    f.gemm = FitGemmEfficiency(bf16(data.gemm), shaped);
     f.gemm_source = data.gemm->file;
+  }
+  if (data.gemm_fp8_sustained) {
+    // The bf16 shape model stands in for FP8's (the same kernels' tiling and
+    // waves); only the best-shape level is FP8's own.
+    f.gemm_fp8 = FitGemmEfficiency(SamplesOfDtype(data.gemm_fp8_sustained->samples, "fp8"), shaped);
+    f.gemm_fp8_source = data.gemm_fp8_sustained->file;
   }
   if (data.hbm) f.memory = FitMemoryEfficiency(*data.hbm, base);
   if (data.power) f.power = FitPower(*data.power, base);
@@ -82,6 +90,15 @@ GpuProfile ApplyCalibration(const GpuProfile& base, const CalibrationFits& fits,
         StrCat(tag, ": cost model GEMM efficiency (kernel_time.h) fitted to ", fits.gemm->points, " bf16 GEMMs of ",
                file, ", rms time error ", Pct(fits.gemm->summary.rms_rel_error), "; best measured ",
                Pct(fits.gemm->best_efficiency), " of peak (", fits.gemm->best_shape, ")");
+  }
+  if (fits.gemm_fp8 && fits.gemm_fp8->summary.usable()) {
+    g.gemm_max_fp8_efficiency = fits.gemm_fp8->gemm_max_efficiency;
+    const std::string file = fits.gemm_fp8_source.substr(fits.gemm_fp8_source.find_last_of('/') + 1);
+    g.sources["efficiency.gemm_max_fp8"] =
+        StrCat(tag, ": cost model GEMM efficiency (kernel_time.h) against the fp8 peak, fitted to ",
+               fits.gemm_fp8->points, " FP8 E4M3 GEMMs (cuBLASLt, TN, per-tensor scales) of ", file,
+               ", rms time error ", Pct(fits.gemm_fp8->summary.rms_rel_error), "; best measured ",
+               Pct(fits.gemm_fp8->best_efficiency), " of fp8 peak (", fits.gemm_fp8->best_shape, ")");
   }
   if (fits.gemm && fits.gemm_burst && fits.gemm->summary.usable() && fits.gemm_burst->summary.usable()) {
     // The same cost model fitted to the same shapes, at power-capped and at

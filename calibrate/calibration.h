@@ -22,6 +22,10 @@ struct CalibrationFits {
   std::optional<GemmFit> gemm;
   std::string gemm_source;            // file the written fit came from
   std::optional<GemmFit> gemm_burst;  // the full burst sweep's fit, when both exist
+  // FP8 (E4M3, per-tensor scales) sustained sweep fitted the same way against
+  // the fp8 dense peak, with the bf16 sweep's shape model: efficiency.gemm_max_fp8.
+  std::optional<GemmFit> gemm_fp8;
+  std::string gemm_fp8_source;
   // The smooth shape model (gemm_shape_model.h) on the fullest sweep, for
   // comparison with the cost model's shape term; reported, not written.
   std::optional<GemmShapeFit> gemm_shape;

@@ -129,6 +129,9 @@ void RunMicrobenchmarks(const std::string& out_dir, bool quick, std::ostream& lo
       {"parasim_hbm_bandwidth", "hbm_bandwidth.json", q},
       {"parasim_gemm_sweep", "gemm_sweep.json", q},
       {"parasim_gemm_sweep", "gemm_sweep_sustained.json", " --quick --preheat-s 10 --min-time-ms 1000"},
+      // FP8 (E4M3, cuBLASLt TN, per-tensor scales) at the same sustained clocks.
+      {"parasim_gemm_sweep", "gemm_sweep_fp8_sustained.json",
+       " --dtype fp8 --quick --preheat-s 10 --min-time-ms 1000"},
   };
   for (const Program& p : programs) {
     const fs::path exe = bin_dir / p.binary;

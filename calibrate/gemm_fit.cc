@@ -9,11 +9,12 @@
 namespace parasim::calibrate {
 namespace {
 
-DeviceRates RatesFor(const GpuProfile& gpu, double gemm_max) {
-  // As the evaluator builds them (cost_model/evaluator.cc): bf16 peak, HBM at
-  // the profile's streaming efficiency.
+DeviceRates RatesFor(const GpuProfile& gpu, double gemm_max, const std::string& dtype) {
+  // As the evaluator builds them (cost_model/evaluator.cc): the dtype's peak,
+  // HBM at the profile's streaming efficiency, bf16 activation bytes in the
+  // roofline (an FP8 job's DeviceRates keep element_bytes 2).
   DeviceRates d;
-  d.peak_flops = gpu.bf16_dense.si();
+  d.peak_flops = PeakFor(gpu, dtype);
   d.gemm_max_efficiency = gemm_max;
   d.hbm_Bps = gpu.hbm_bandwidth.si() * gpu.memory_efficiency;
   d.sm_count = gpu.sm_count;
@@ -45,12 +46,16 @@ void Finish(GemmGroupError& g) {
 
 }  // namespace
 
+double PeakFor(const GpuProfile& gpu, const std::string& dtype) {
+  return dtype == "fp8" ? gpu.fp8_dense.si() : gpu.bf16_dense.si();
+}
+
 double MeasuredEfficiency(const GemmSample& s, const GpuProfile& gpu) {
-  return s.Flop() / (s.time.si() * gpu.bf16_dense.si());
+  return s.Flop() / (s.time.si() * PeakFor(gpu, s.dtype));
 }
 
 double ModelGemmSeconds(const GpuProfile& gpu, double gemm_max_efficiency, const GemmSample& s) {
-  return GemmSeconds(RatesFor(gpu, gemm_max_efficiency), static_cast<double>(s.m), static_cast<double>(s.n),
+  return GemmSeconds(RatesFor(gpu, gemm_max_efficiency, s.dtype), static_cast<double>(s.m), static_cast<double>(s.n),
                      static_cast<double>(s.k));
 }
 
@@ -62,9 +67,12 @@ GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfi
     if (std::min({s.m, s.n, s.k}) >= options.min_dim && s.time >= options.min_time && s.time.si() > 0)
       rows.push_back(&s);
   FitSummary& sum = fit.summary;
-  if (rows.empty() || gpu.bf16_dense.si() <= 0 || gpu.sm_count <= 0) {
+  bool peaks = gpu.sm_count > 0;
+  for (const GemmSample* s : rows) peaks = peaks && PeakFor(gpu, s->dtype) > 0;
+  if (rows.empty() || !peaks) {
     sum.status = FitStatus::kInsufficientData;
-    sum.message = rows.empty() ? "no GEMM rows to fit" : "the profile has no bf16 peak or SM count";
+    sum.message = rows.empty() ? "no GEMM rows to fit"
+                               : StrCat("the profile has no ", rows.front()->dtype, " peak or SM count");
     return fit;
   }
   // One parameter, unimodal loss (the model time is ∝ 1/g until the HBM

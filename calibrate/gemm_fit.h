@@ -5,7 +5,9 @@
 // the fit finds the gemm_max_efficiency that minimizes the squared log error
 // of the model's GemmSeconds (with its HBM roofline) against the measured
 // times, and reports how well the shape term follows the data, per tensor-
-// parallel degree and pass.
+// parallel degree and pass. FP8 rows (E4M3 operands, bf16 output) are
+// measured and modelled against the profile's fp8 dense peak, as the
+// evaluator prices an FP8 job's linear layers; fit one dtype at a time.
 #pragma once
 
 #include <map>
@@ -18,7 +20,10 @@
 
 namespace parasim::calibrate {
 
-// Measured efficiency of one GEMM: achieved FLOP/s over the dense bf16 peak.
+// The profile's dense peak for a sample's dtype: fp8_dense for "fp8", else bf16_dense.
+double PeakFor(const GpuProfile& gpu, const std::string& dtype);
+
+// Measured efficiency of one GEMM: achieved FLOP/s over the dense peak of its dtype.
 double MeasuredEfficiency(const GemmSample& s, const GpuProfile& gpu);
 
 struct GemmGroupError {
@@ -52,7 +57,7 @@ GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfi
                           const GemmFitOptions& options = {});
 
 // The cost model's predicted time for one GEMM under `gpu`, with the given
-// gemm_max_efficiency (the evaluator's DeviceRates for bf16).
+// gemm_max_efficiency (the evaluator's DeviceRates for the sample's dtype).
 double ModelGemmSeconds(const GpuProfile& gpu, double gemm_max_efficiency, const GemmSample& s);
 
 }  // namespace parasim::calibrate

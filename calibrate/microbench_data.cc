@@ -82,6 +82,14 @@ GemmSweep LoadGemmSweep(const std::string& path) {
   out.device = r.Device(doc);
   out.timestamp = r.String(doc, "timestamp_utc", "");
   if (doc.contains("preheat_s")) out.preheat_s = r.Number(doc, "preheat_s", "");
+  auto dtype_of = [&](const json& obj, const std::string& at, const std::string& fallback) {
+    if (!obj.contains("dtype")) return fallback;
+    const std::string d = r.String(obj, "dtype", at);
+    if (d != "bf16" && d != "fp8")
+      throw InvalidInput(path, Reader::Join(at, "dtype"), StrCat("'", d, "' is neither bf16 nor fp8"));
+    return d;
+  };
+  out.dtype = dtype_of(doc, "", "bf16");
   const json& rows = r.Array(doc, "results");
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string at = StrCat("results[", i, "]");
@@ -90,6 +98,7 @@ GemmSweep LoadGemmSweep(const std::string& path) {
     s.model = r.String(row, "model", at);
     s.layer = r.String(row, "layer", at);
     s.pass = r.String(row, "pass", at);
+    s.dtype = dtype_of(row, at, out.dtype);
     s.tokens = static_cast<int>(r.Number(row, "tokens", at));
     s.tp = static_cast<int>(r.Number(row, "tp", at, true));
     s.m = static_cast<int64_t>(r.Number(row, "m", at, true));
@@ -185,6 +194,10 @@ MicrobenchData LoadMicrobenchDir(const std::string& dir) {
     d.gemm_sustained = LoadGemmSweep(*p);
     note(d.gemm_sustained->device, d.gemm_sustained->timestamp);
   }
+  if (auto p = file("gemm_sweep_fp8_sustained.json")) {
+    d.gemm_fp8_sustained = LoadGemmSweep(*p);
+    note(d.gemm_fp8_sustained->device, d.gemm_fp8_sustained->timestamp);
+  }
   if (auto p = file("hbm_bandwidth.json")) {
     d.hbm = LoadBandwidthSweep(*p);
     note(d.hbm->device, d.hbm->timestamp);
@@ -197,11 +210,18 @@ MicrobenchData LoadMicrobenchDir(const std::string& dir) {
     d.power = LoadPowerStates(*p);
     note(d.power->device, "");
   }
-  if (!d.gemm && !d.gemm_sustained && !d.hbm && !d.launch && !d.power)
+  if (!d.gemm && !d.gemm_sustained && !d.gemm_fp8_sustained && !d.hbm && !d.launch && !d.power)
     throw InvalidInput(dir, "--measurements",
-                "holds none of gemm_sweep.json, gemm_sweep_sustained.json, hbm_bandwidth.json, "
-                "launch_overhead.json, power_states.json");
+                "holds none of gemm_sweep.json, gemm_sweep_sustained.json, gemm_sweep_fp8_sustained.json, "
+                "hbm_bandwidth.json, launch_overhead.json, power_states.json");
   return d;
+}
+
+std::vector<GemmSample> SamplesOfDtype(const std::vector<GemmSample>& samples, const std::string& dtype) {
+  std::vector<GemmSample> out;
+  for (const auto& s : samples)
+    if (s.dtype == dtype) out.push_back(s);
+  return out;
 }
 
 }  // namespace parasim::calibrate

@@ -1,8 +1,9 @@
 // The measurements of parasim's CUDA calibration programs (calibrate/cuda/),
 // read from their JSON: the GEMM sweep, HBM bandwidth, launch overhead and
 // NVML power states. A directory holds one file per program under its fixed
-// name (gemm_sweep.json, gemm_sweep_sustained.json, hbm_bandwidth.json,
-// launch_overhead.json, power_states.json); missing files are simply absent.
+// name (gemm_sweep.json, gemm_sweep_sustained.json,
+// gemm_sweep_fp8_sustained.json, hbm_bandwidth.json, launch_overhead.json,
+// power_states.json); missing files are simply absent.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ namespace parasim::calibrate {
 
 struct GemmSample {
   std::string model, layer, pass;  // "" / "square" / "fwd" ... as the sweep wrote them
+  std::string dtype = "bf16";      // operand type: "bf16" or "fp8" (E4M3, bf16 output)
   int tokens = 0, tp = 1;
   int64_t m = 0, n = 0, k = 0;     // C is m×n, reduction over k
   Seconds time;                    // median per GEMM
@@ -26,6 +28,7 @@ struct GemmSample {
 struct GemmSweep {
   std::string file, device, timestamp;
   double preheat_s = 0;  // > 0: measured after a preheat, at sustained clocks
+  std::string dtype = "bf16";  // the file's "dtype"; a row's own "dtype" wins
   std::vector<GemmSample> samples;
 };
 
@@ -73,18 +76,23 @@ struct MicrobenchData {
   std::string device;  // from the first file read
   std::string date;    // YYYY-MM-DD of the first file's timestamp
   std::optional<GemmSweep> gemm, gemm_sustained;
+  std::optional<GemmSweep> gemm_fp8_sustained;  // gemm_sweep --dtype fp8, after a preheat
   std::optional<BandwidthSweep> hbm;
   std::optional<LaunchOverhead> launch;
   std::optional<PowerStates> power;
 };
 
 // Each throws parasim::Error naming the file and key for unreadable or
-// malformed input.
+// malformed input. A GEMM row's dtype is its own "dtype", else the file's,
+// else bf16 (files written before the FP8 mode); anything but bf16/fp8 is an error.
 GemmSweep LoadGemmSweep(const std::string& path);
 BandwidthSweep LoadBandwidthSweep(const std::string& path);
 LaunchOverhead LoadLaunchOverhead(const std::string& path);
 PowerStates LoadPowerStates(const std::string& path);
 // Reads whichever of the programs' files the directory holds; an error if none.
 MicrobenchData LoadMicrobenchDir(const std::string& dir);
+
+// The rows of `samples` whose dtype is `dtype`, in order.
+std::vector<GemmSample> SamplesOfDtype(const std::vector<GemmSample>& samples, const std::string& dtype);
 
 }  // namespace parasim::calibrate

@@ -44,6 +44,11 @@ std::string FitReport(const CalibrationFits& f, const GpuProfile& base, const Gp
          << f.gemm_burst->points << " GEMMs, rms relative time error "
          << Fixed(f.gemm_burst->summary.rms_rel_error, 3) << "\n";
   }
+  if (f.gemm_fp8) {
+    line("gemm_max_fp8", f.gemm_fp8->summary);
+    os << "    " << base.gemm_max_fp8_efficiency << " -> " << out.gemm_max_fp8_efficiency << " (0 = as bf16; best measured "
+       << Fixed(f.gemm_fp8->best_efficiency, 3) << " of fp8 peak at " << f.gemm_fp8->best_shape << ")\n";
+  }
   if (f.gemm_shape) {
     const GemmShapeFit& s = *f.gemm_shape;
     line("gemm shape model", s.summary);

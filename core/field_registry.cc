@@ -186,6 +186,9 @@ const std::vector<GpuField>& GpuProfileFields() {
       // of load; hw_profiles/gpus/h100-sxm.yaml efficiency.gemm_max), the only fit.
       {"efficiency.gemm_max", "gemm_max_efficiency", U::kRatio, Closed(0.01, 1), false,
        "best-shape GEMM / peak, sustained", 0.047, PARASIM_ACCESS(G, gemm_max_efficiency)},
+      {"efficiency.gemm_max_fp8", "gemm_max_fp8_efficiency", U::kRatio, Closed(0, 1), false,
+       "best-shape FP8 GEMM / FP8 peak, sustained (0 = efficiency.gemm_max)", std::nullopt,
+       PARASIM_ACCESS(G, gemm_max_fp8_efficiency)},
       {"efficiency.sustained", "sustained_fraction", U::kRatio, Closed(0.01, 1), false,
        "sustained / burst tensor throughput", std::nullopt, PARASIM_ACCESS(G, sustained_fraction)},
       {"efficiency.gemm_k0", "gemm_k0", U::kRatio, Closed(0, 1e6), false, "GEMM shape model: K half point (0 = none)",

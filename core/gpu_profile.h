@@ -36,6 +36,10 @@ struct GpuProfile {
 
   // Efficiency model (defaults from published measurements; calibration refits).
   double gemm_max_efficiency = 0.8;   // best-shape GEMM / peak, sustained under the power cap
+  // The same for FP8 GEMMs (E4M3, per-tensor scales) against fp8_dense, fitted
+  // to the FP8 sweep (calibrate/cuda/gemm_sweep.cu --dtype fp8). 0 = not
+  // measured: FP8 GEMMs use gemm_max_efficiency (GemmMaxEfficiencyFor).
+  double gemm_max_fp8_efficiency = 0;
   // Sustained / short-burst tensor-core throughput: a training run holds the
   // GPU at its power cap, where clocks sit below the burst clocks that kernel
   // papers and microbenchmarks report. Scales burst-measured kernel figures

@@ -75,10 +75,11 @@ void KeptCostsOf(const EvaluatorData& d, const ParallelConfig& c, const ConfigSh
 }
 
 // The GPU's rates as the kernel-time model sees them.
-DeviceRates DeviceRatesOf(const GpuProfile& g, double peak, const AttentionKernel& ak) {
+DeviceRates DeviceRatesOf(const GpuProfile& g, Precision precision, double peak, const AttentionKernel& ak) {
   DeviceRates d;
   d.peak_flops = peak;
-  d.gemm_max_efficiency = g.gemm_max_efficiency;
+  d.gemm_max_efficiency = GemmMaxEfficiencyFor(g, precision);
+  d.high_precision_gemm_max_efficiency = g.gemm_max_efficiency;
   d.gemm_k0 = g.gemm_k0;
   d.gemm_half_outputs = g.gemm_half_outputs;
   d.hbm_Bps = g.hbm_bandwidth.si() * g.memory_efficiency;
@@ -120,7 +121,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   s.peak_flops = rates.mfu_peak;
   s.own_peak_flops = rates.own_peak;
   const AttentionKernel& ak = s.stack.AttentionFor(g);
-  DeviceRates d = DeviceRatesOf(g, rates.gemm_peak, ak);
+  DeviceRates d = DeviceRatesOf(g, job.precision, rates.gemm_peak, ak);
   d.attention_peak_flops = rates.attention_peak;
   d.element_bytes = rates.element_bytes;
   d.quantize_bytes = rates.quantize_bytes;

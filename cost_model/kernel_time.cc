@@ -62,9 +62,14 @@ double GemmSeconds(const DeviceRates& d, double m, double n, double k) {
   return std::max(compute, memory);
 }
 
+double GemmMaxEfficiencyFor(const GpuProfile& g, Precision p) {
+  return p == Precision::kFp8 && g.gemm_max_fp8_efficiency > 0 ? g.gemm_max_fp8_efficiency : g.gemm_max_efficiency;
+}
+
 DeviceRates HighPrecisionRates(const DeviceRates& d) {
   DeviceRates r = d;
   if (d.attention_peak_flops > 0) r.peak_flops = d.attention_peak_flops;
+  if (d.high_precision_gemm_max_efficiency > 0) r.gemm_max_efficiency = d.high_precision_gemm_max_efficiency;
   r.quantize_bytes = 0;
   return r;
 }

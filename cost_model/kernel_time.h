@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/gpu_profile.h"
+#include "core/job_spec.h"
 #include "cost_model/software_stack.h"
 
 namespace parasim {
@@ -16,7 +17,9 @@ namespace parasim {
 struct DeviceRates {
   double peak_flops = 0;        // GEMM rate of the job's precision (linear layers), FLOP/s
   double attention_peak_flops = 0;  // attention core (BF16 in every recipe); 0 = peak_flops
-  double gemm_max_efficiency = 0.8;
+  double gemm_max_efficiency = 0.8;   // of the linear layers' precision (GemmMaxEfficiencyFor)
+  // gemm_max of the GEMMs a recipe keeps in BF16 (HighPrecisionRates); 0 = gemm_max_efficiency.
+  double high_precision_gemm_max_efficiency = 0;
   double hbm_Bps = 0;           // achievable HBM bandwidth (peak × memory_efficiency)
   int sm_count = 132;
   double gemm_k0 = 0;              // calibrated shape model (GpuProfile); 0 = tile/wave model
@@ -32,6 +35,11 @@ struct DeviceRates {
   // gradient (backward) before its GEMM; 0 for bf16/fp32 (PrecisionRates).
   double quantize_bytes = 0;
 };
+
+// The best-shape sustained GEMM efficiency of the linear layers in precision
+// p: the measured FP8 value for FP8 when the profile has one, else the BF16
+// gemm_max_efficiency (NVFP4 and FP32 have no sweep of their own).
+double GemmMaxEfficiencyFor(const GpuProfile& g, Precision p);
 
 // The rates of a GEMM the recipe keeps in high precision (the output head,
 // an MoE router): the BF16 tensor rate (attention_peak_flops), no casts.

@@ -22,7 +22,7 @@ command -v nvidia-smi >/dev/null || { echo "error: nvidia-smi not found (no GPU 
 } >"$out/machine.txt" 2>&1
 
 pids=()
-nvcc "${flags[@]}" "$here/gemm_sweep.cu" -lcublas -o "$bin/gemm_sweep" & pids+=($!)
+nvcc "${flags[@]}" "$here/gemm_sweep.cu" -lcublasLt -lcublas -o "$bin/gemm_sweep" & pids+=($!)
 nvcc "${flags[@]}" "$here/hbm_bandwidth.cu" -o "$bin/hbm_bandwidth" & pids+=($!)
 nvcc "${flags[@]}" "$here/launch_overhead.cu" -o "$bin/launch_overhead" & pids+=($!)
 nvcc "${flags[@]}" "$here/power_states.cu" -lcublas -ldl -lpthread -o "$bin/power_states" & pids+=($!)
@@ -41,6 +41,8 @@ if [ -z "$quick" ]; then
   run "$bin/gemm_sweep" -o "$out/gemm_sweep_repeat.json" --quick
   # Sustained: after 10 s of heavy GEMM, ~1 s per shape (power-capped clocks).
   run "$bin/gemm_sweep" -o "$out/gemm_sweep_sustained.json" --quick --preheat-s 10 --min-time-ms 1000
+  # FP8 (E4M3 in, bf16 out, cuBLASLt TN) at the same sustained clocks.
+  run "$bin/gemm_sweep" -o "$out/gemm_sweep_fp8_sustained.json" --dtype fp8 --quick --preheat-s 10 --min-time-ms 1000
 fi
 echo "done: $out (failed=$failed)"
 exit $failed
