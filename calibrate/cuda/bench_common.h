@@ -98,20 +98,23 @@ inline std::string DeviceJson(int dev) {
   return o.str();
 }
 
-// Non-zero pseudo-random bf16 in [-1, 1) from a hash of the index: zeros can
+// Non-zero pseudo-random value in [-1, 1) from a hash of the index: zeros can
 // run faster than real data on tensor cores, so never time on them.
+__device__ inline float HashedValue(size_t i, unsigned seed) {
+  unsigned x = static_cast<unsigned>(i) * 2654435761u ^ seed ^ static_cast<unsigned>(i >> 32);
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  const float v = (x >> 8) * (1.0f / 8388608.0f) - 1.0f;
+  return v == 0.0f ? 0.5f : v;
+}
+
 __global__ void FillBf16(__nv_bfloat16* p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    unsigned x = static_cast<unsigned>(i) * 2654435761u ^ seed ^ static_cast<unsigned>(i >> 32);
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    const float v = (x >> 8) * (1.0f / 8388608.0f) - 1.0f;
-    p[i] = __float2bfloat16(v == 0.0f ? 0.5f : v);
-  }
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    p[i] = __float2bfloat16(HashedValue(i, seed));
 }
 
 __global__ void FillFloat(float* p, size_t n, float base) {

@@ -116,19 +116,11 @@ float Bf16ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 enum class Dtype { kBf16, kFp8 };
 
-// Non-zero pseudo-random E4M3 values in [-1, 1] (the hash of bench::FillBf16).
+// Non-zero pseudo-random E4M3 values in [-1, 1] (the values of bench::FillBf16).
 __global__ void FillFp8(__nv_fp8_e4m3* p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    unsigned x = static_cast<unsigned>(i) * 2654435761u ^ seed ^ static_cast<unsigned>(i >> 32);
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    x ^= x >> 16;
-    const float v = (x >> 8) * (1.0f / 8388608.0f) - 1.0f;
-    p[i] = __nv_fp8_e4m3(v == 0.0f ? 0.5f : v);
-  }
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    p[i] = __nv_fp8_e4m3(bench::HashedValue(i, seed));
 }
 
 // One problem's cuBLASLt descriptors and the algorithm the heuristic picks.
