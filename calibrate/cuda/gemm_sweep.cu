@@ -190,6 +190,22 @@ void RunFp8(cublasLtHandle_t lt, const Fp8Gemm& g, const void* a, const void* b,
                                     workspace_bytes, stream));
 }
 
+// Relative error ‖C − A·B‖ / ‖A·B‖ of an m×n result `c` (row-major bf16)
+// against the float64 product of the accessors a(i, kk) and b(kk, j).
+template <class A, class B>
+double RelativeError(const std::vector<__nv_bfloat16>& c, int64_t m, int64_t n, int64_t k, A a, B b) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = 0;
+      for (int64_t kk = 0; kk < k; ++kk) ref += static_cast<double>(a(i, kk)) * b(kk, j);
+      const double got = Bf16ToFloat(c[i * n + j]);
+      num += (got - ref) * (got - ref);
+      den += ref * ref;
+    }
+  return std::sqrt(num / den);
+}
+
 // The FP8 path against a float64 CPU product of the same E4M3 values, with
 // fast accumulation (forward) and the split accumulator (dgrad/wgrad).
 double CheckFp8(cublasLtHandle_t lt, const float* scales, void* workspace, size_t workspace_bytes,
@@ -216,17 +232,9 @@ double CheckFp8(cublasLtHandle_t lt, const float* scales, void* workspace, size_
     BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     DestroyFp8Gemm(g);
     BENCH_CUDA_CHECK(cudaMemcpy(hc.data(), dc, hc.size() * 2, cudaMemcpyDeviceToHost));
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double ref = 0;
-        for (int64_t kk = 0; kk < k; ++kk)
-          ref += static_cast<double>(static_cast<float>(ha[i * k + kk])) * static_cast<float>(hb[j * k + kk]);
-        const double got = Bf16ToFloat(hc[i * n + j]);
-        num += (got - ref) * (got - ref);
-        den += ref * ref;
-      }
-    worst = std::max(worst, std::sqrt(num / den));
+    worst = std::max(worst, RelativeError(
+                                hc, m, n, k, [&](int64_t i, int64_t kk) { return static_cast<float>(ha[i * k + kk]); },
+                                [&](int64_t kk, int64_t j) { return static_cast<float>(hb[j * k + kk]); }));
     cudaFree(da);
     cudaFree(db);
     cudaFree(dc);
@@ -260,16 +268,7 @@ double CheckLayouts(cublasHandle_t h) {
     auto B = [&](int64_t kk, int64_t j) {  // B(kk, j), j < n
       return l == Layout::kFwd ? Bf16ToFloat(hb[j * k + kk]) : Bf16ToFloat(hb[kk * n + j]);
     };
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double ref = 0;
-        for (int64_t kk = 0; kk < k; ++kk) ref += static_cast<double>(A(i, kk)) * B(kk, j);
-        const double got = Bf16ToFloat(hc[i * n + j]);
-        num += (got - ref) * (got - ref);
-        den += ref * ref;
-      }
-    worst = std::max(worst, std::sqrt(num / den));
+    worst = std::max(worst, RelativeError(hc, m, n, k, A, B));
     cudaFree(da);
     cudaFree(db);
     cudaFree(dc);
