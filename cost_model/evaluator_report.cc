@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cost_model/evaluator_stage_time.h"
 #include "cost_model/power.h"
 #include "cost_model/report_check.h"
 
@@ -109,7 +110,7 @@ StepFlops StepFlopsOf(const EvaluatorData& d, const ParallelConfig& c) {
   if (c.recompute == RecomputeMode::kFull && c.recompute_layers > 0) {
     // Partial full recompute: only the recomputed layers' forward is added.
     int64_t recomputed = 0;
-    for (int layers : c.StageLayers(d.model)) recomputed += c.RecomputedLayers(layers);
+    for (int layers : StageLayerSplit(d, c)) recomputed += c.RecomputedLayers(layers);
     const double share = static_cast<double>(recomputed) / static_cast<double>(d.model.num_layers);
     const double none = d.lcm.flops.HardwareFlopsPerToken(d.job.seq_len, RecomputeMode::kNone) * f.tokens;
     f.hardware = none + share * (f.hardware - none);

@@ -3,14 +3,15 @@
 #include <algorithm>
 
 #include "cost_model/eval_memo.h"
+#include "cost_model/nanotron_stage_split.h"
 #include "cost_model/overlap.h"
 
 namespace parasim {
 
 namespace {
 
-// Layers per stage of a balanced split (ParallelConfig::StageLayers without
-// pp_layers): kernel id (the model), pp.
+// Layers per stage of a config without pp_layers (the stack's rule): kernel
+// id (the model and the stack), pp.
 using StageSplitKey = WordKey<2>;
 
 // One overlap phase of a stage shape (overlap.h), exactly its inputs:
@@ -233,7 +234,11 @@ const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelCo
   thread_local SlotMemo<StageSplitKey, std::vector<int>, 16> split_memo;
   if (c.pp_layers.empty()) {
     return split_memo.Get(StageSplitKey{{d.kernel_id, static_cast<uint64_t>(c.pp)}},
-                          [&] { return c.StageLayers(d.model); });
+                          [&] {
+                            // The stack decides a split the config leaves open (kernel_id covers the stack).
+                            if (d.stack.pp_balance_by_compute) return NanotronBalancedStageLayers(d.model, c.pp).layers;
+                            return c.StageLayers(d.model);
+                          });
   }
   explicit_layers = c.StageLayers(d.model);
   return explicit_layers;

@@ -45,8 +45,10 @@ struct PipelineStep {
   int critical = 0;   // the stage with the longest middle micro-batch (first of equals)
 };
 
-// Layers per stage: explicit pp_layers as given, balanced splits memoized
-// (they depend on pp alone). Valid until the next call on this thread.
+// Layers per stage: explicit pp_layers as given; otherwise the stack's rule
+// (stack.pp_balance_by_compute: nanotron's compute balance, else
+// ParallelConfig::StageLayers), memoized per model, stack and pp. Valid
+// until the next call on this thread.
 const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelConfig& c);
 
 // Layers of each kind per stage (empty for a model of one kind): the

@@ -547,6 +547,9 @@ SoftwareStack Nanotron() {
   s.supports_cp_allgather = false;
   s.supports_partial_recompute = false;   // recompute_layer: every layer or none
   s.tp_overlap_gemm_slowdown = 0;   // tp_linear_async_communication off, no userbuffers
+  // build_model (a756526 src/nanotron/models/base.py) places pipeline blocks
+  // by get_block_compute_costs (models/llama.py), the LM head one of them.
+  s.pp_balance_by_compute = true;
   // Kernels as the sweep's nanotron runs them (huggingface/nanotron
   // a756526bab529c733a4afc909047bca2fb657330, src/nanotron/models/llama.py,
   // training path of CausalSelfAttention.forward and LlamaDecoderLayer).

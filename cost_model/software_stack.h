@@ -158,6 +158,11 @@ struct SoftwareStack {
   // data loader, per-step Python). Exposed in full when the pipeline p2p is
   // host-synchronous; otherwise the host runs ahead of the GPU and hides it.
   double host_per_micro_batch_s = 0;
+  // Stage layers of a config without pp_layers: false splits decoder layers
+  // evenly (ParallelConfig::StageLayers); true balances pipeline blocks by
+  // nanotron's compute costs, the LM head counted as a block
+  // (cost_model/nanotron_stage_split.h).
+  bool pp_balance_by_compute = false;
   // Sequence-parallel TP collectives overlapped with the adjacent GEMM
   // (Megatron-Core --tp-comm-overlap with Transformer Engine userbuffers,
   // torchtitan async TP): the fraction of their time hidden (0 = blocking),

@@ -28,6 +28,7 @@
 #include "core/parallel_config.h"
 #include "core/statistics.h"
 #include "cost_model/evaluator.h"
+#include "cost_model/nanotron_stage_split.h"
 #include "cost_model/software_stack.h"
 #include "planner/planner.h"
 #include "tests/cost_model/collective_test_util.h"
@@ -148,6 +149,9 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // model x nodes: the sweep group in which the planner's pick is judged.
   std::map<std::string, std::vector<const Run*>> sweep_groups;
   int scored = 0, predicted_oom = 0, unexpressible = 0;
+  // Scored runs whose nanotron split leaves a stage without a decoder layer
+  // (the LM head alone): parasim gives that stage one layer.
+  int clamped_split = 0;
   for (const Run& r : runs) {
     INFO(r.model << " nodes=" << r.nodes << " " << r.report.config.ToString() << ": " << r.report.infeasible_reason);
     // Every row, suspect or not, must be expressible: a step time comes back
@@ -170,6 +174,7 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     }
     if (r.suspect) continue;
     ++scored;
+    if (NanotronBalancedStageLayers(NanotronModel(r.model, r.kv_heads), r.pp).clamped_stages > 0) ++clamped_split;
     if (!r.report.feasible) ++predicted_oom;
     const double ratio = r.Ratio();
     all.push_back(ratio);
@@ -185,6 +190,8 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   CHECK(unexpressible == 1);
   CHECK(scored == 1739);
   CHECK(predicted_oom == 0);   // every scored run ran on 80 GB
+  CHECK(clamped_split == 388);  // docs/accuracy.md, "Pipelines at tp = 1"
+  if (print) std::printf("nanotron split clamped (a stage given one layer): %d scored runs\n", clamped_split);
 
   std::map<std::string, std::vector<double>> best_by_tp_pp;
   std::vector<double> best_all;
@@ -272,13 +279,13 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // Committed in docs/accuracy.md "Throughput ratios: nanotron H100 sweep":
   // per tp x pp group, the median |ratio - 1| of the fastest run of each cell.
   const std::map<std::string, double> recorded = {
-      {"tp=1,pp=1", 0.109},    {"tp=1,pp=2", 0.118},  {"tp=1,pp=4", 0.142},   {"tp=1,pp=8", 0.248},
-      {"tp=1,pp>=16", 0.195},  {"tp=2,pp=1", 0.209},  {"tp=2,pp=2", 0.116},   {"tp=2,pp=4", 0.119},
-      {"tp=2,pp=8", 0.139},    {"tp=2,pp>=16", 0.178}, {"tp=4,pp=1", 0.138},  {"tp=4,pp=2", 0.100},
-      {"tp=4,pp=4", 0.207},    {"tp=4,pp=8", 0.292},  {"tp=4,pp>=16", 0.215}, {"tp=8,pp=1", 0.107},
-      {"tp=8,pp=2", 0.262},    {"tp=8,pp=4", 1.059},  {"tp=8,pp=8", 1.745},   {"tp=8,pp>=16", 2.437},
-      {"tp>=16,pp=1", 0.286},  {"tp>=16,pp=2", 0.800}, {"tp>=16,pp=4", 2.904}, {"tp>=16,pp=8", 4.990},
-      {"tp>=16,pp>=16", 13.275},
+      {"tp=1,pp=1", 0.109},    {"tp=1,pp=2", 0.122},  {"tp=1,pp=4", 0.069},   {"tp=1,pp=8", 0.049},
+      {"tp=1,pp>=16", 0.092},  {"tp=2,pp=1", 0.209},  {"tp=2,pp=2", 0.146},   {"tp=2,pp=4", 0.153},
+      {"tp=2,pp=8", 0.143},    {"tp=2,pp>=16", 0.095}, {"tp=4,pp=1", 0.138},  {"tp=4,pp=2", 0.111},
+      {"tp=4,pp=4", 0.146},    {"tp=4,pp=8", 0.282},  {"tp=4,pp>=16", 0.223}, {"tp=8,pp=1", 0.107},
+      {"tp=8,pp=2", 0.251},    {"tp=8,pp=4", 1.336},  {"tp=8,pp=8", 1.710},   {"tp=8,pp>=16", 2.378},
+      {"tp>=16,pp=1", 0.286},  {"tp>=16,pp=2", 0.753}, {"tp>=16,pp=4", 2.831}, {"tp>=16,pp=8", 4.824},
+      {"tp>=16,pp>=16", 13.036},
   };
   for (const auto& [g, v] : best_by_tp_pp) {
     const double median_error = Summarize(v).median_error;
@@ -286,14 +293,14 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     REQUIRE(recorded.count(g) == 1);
     CHECK(median_error <= recorded.at(g) + 0.02);
   }
-  // All runs, noise included (docs/accuracy.md: 117.3 %), the pick among the
-  // measured configs (median measured(pick)/best 0.902 over 29 groups) and
+  // All runs, noise included (docs/accuracy.md: 124.1 %), the pick among the
+  // measured configs (median measured(pick)/best 0.917 over 29 groups) and
   // the planner's own search (a measured plan among its 16 best in 26 groups,
-  // median 0.931).
-  CHECK(Summarize(all).median_error <= 1.173 + 0.05);
-  CHECK(Median(pick_quality) >= 0.902 - 0.02);
+  // median 0.923).
+  CHECK(Summarize(all).median_error <= 1.241 + 0.05);
+  CHECK(Median(pick_quality) >= 0.917 - 0.02);
   CHECK(planner_quality.size() >= 26);
-  CHECK(Median(planner_quality) >= 0.931 - 0.02);
+  CHECK(Median(planner_quality) >= 0.923 - 0.02);
   if (print) {
     std::printf("by tp, pp: | group | runs | median | min | max | median |ratio-1| %% | cells | cell-best median |"
                 " cell-best median |ratio-1| %% |\n");

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/model_spec.h"
+
+namespace parasim {
+
+// nanotron's pipeline split (huggingface/nanotron a756526, src/nanotron/
+// models/base.py build_model): the model's pipeline blocks in order, each
+// weighted by get_block_compute_costs, go to ranks contiguously; a rank is
+// closed after the first block whose cumulative cost exceeds total·(r+1)/pp.
+// The LM head is a block of its own, so the last stage holds fewer decoder
+// layers than an even split gives it.
+
+// get_block_compute_costs (src/nanotron/models/llama.py lines 913-925):
+// LlamaDecoderLayer 4·a·(h // a)·h + 3·f·h (heads, not KV heads: GQA is not
+// seen), TensorParallelColumnLinear (the LM head) V·h; every other block
+// (embedding, final norm, cast_to_fp32, loss) costs 0.
+int64_t NanotronDecoderLayerCost(const ModelSpec& model);
+int64_t NanotronLmHeadCost(const ModelSpec& model);
+
+struct NanotronStageSplit {
+  std::vector<int> layers;   // decoder layers per stage, pp entries summing to num_layers
+  int clamped_stages = 0;    // stages nanotron leaves without a decoder layer, given one here
+};
+
+// A stage of parasim holds at least one decoder layer; where nanotron's rule
+// leaves a rank none (its LM head alone, or a rank never reached), that
+// stage gets one layer taken from the first largest stage (clamped_stages
+// counts them). pp >= 1, pp <= num_layers.
+NanotronStageSplit NanotronBalancedStageLayers(const ModelSpec& model, int pp);
+
+}  // namespace parasim
