@@ -108,7 +108,8 @@ TEST_CASE("cost_model: low-precision casts add the input and output-gradient tra
 TEST_CASE("cost_model: Hopper attention kernels reproduce the FA3 paper's causal forward rates", "[cost_model]") {
   const GpuProfile h100 = LoadGpuProfile("h100-sxm");
   auto forward_tflops = [&](const std::string& stack, double seq) {
-    const AttentionKernel& k = LoadSoftwareStack(stack).AttentionFor(h100);
+    const SoftwareStack s = LoadSoftwareStack(stack);   // the kernel is a reference into it
+    const AttentionKernel& k = s.AttentionFor(h100);
     DeviceRates d;
     d.peak_flops = h100.bf16_dense.si();
     d.attention_fwd_efficiency = k.forward_efficiency;   // burst, as the paper measured
