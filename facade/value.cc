@@ -36,4 +36,22 @@ const Value* Value::Find(const std::string& key) const {
   return nullptr;
 }
 
+Value& Value::Comment(const std::string& key, std::string text) {
+  if (kind_ != Kind::kObject) throw InternalError(StrCat("Value::Comment('", key, "') on a value that is not an object"));
+  for (auto& [k, c] : comments_) {
+    if (k == key) {
+      c = std::move(text);
+      return *this;
+    }
+  }
+  comments_.emplace_back(key, std::move(text));
+  return *this;
+}
+
+const std::string* Value::CommentOf(const std::string& key) const {
+  for (const auto& [k, c] : comments_)
+    if (k == key) return &c;
+  return nullptr;
+}
+
 }  // namespace parasim

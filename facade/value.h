@@ -46,6 +46,11 @@ class Value {
   Value& Push(Value value);
   // Object: the member `key`, or nullptr.
   const Value* Find(const std::string& key) const;
+  // Object: a comment on the member `key` (what the number means), which the
+  // YAML writer puts after it; JSON has no comments and leaves it out.
+  Value& Comment(const std::string& key, std::string text);
+  // The member's comment, or nullptr.
+  const std::string* CommentOf(const std::string& key) const;
 
   const std::vector<Value>& items() const { return items_; }
   const std::vector<std::pair<std::string, Value>>& members() const { return members_; }
@@ -59,6 +64,7 @@ class Value {
   std::string string_;
   std::vector<Value> items_;
   std::vector<std::pair<std::string, Value>> members_;
+  std::vector<std::pair<std::string, std::string>> comments_;   // member key -> comment
 };
 
 // An array of `to_value(row)` for each of `rows`: a report's table as values.

@@ -1,5 +1,8 @@
 // Aligned text tables, CSV and key/value listings from Value cells.
 #include "cli/output/writers.h"
+
+#include <algorithm>
+
 #include "core/number_format.h"
 
 namespace parasim::cli {
@@ -70,6 +73,42 @@ std::string WriteTable(const Table& table) {
       out += Pad(FormatCell(row[c], col.digits), col.width, col.left);
     }
     out += "\n";
+  }
+  return out;
+}
+
+std::string WriteRecords(const Value& records, int significant, int indent) {
+  if (records.items().empty()) return "";
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : records.items().front().members()) keys.push_back(key);
+  std::vector<std::vector<std::string>> cells(records.items().size() + 1);
+  std::vector<size_t> width(keys.size(), 0);
+  std::vector<bool> left(keys.size(), false);
+  cells[0] = keys;
+  for (size_t r = 0; r < records.items().size(); ++r) {
+    for (size_t c = 0; c < keys.size(); ++c) {
+      const Value* cell = records.items()[r].Find(keys[c]);
+      if (cell == nullptr || cell->is_null()) {
+        cells[r + 1].emplace_back();
+        continue;
+      }
+      if (cell->kind() == Value::Kind::kString) left[c] = true;
+      cells[r + 1].push_back(cell->kind() == Value::Kind::kNumber ? FormatSignificant(cell->as_number(), significant)
+                                                                  : FormatCell(*cell, 0));
+    }
+  }
+  for (const auto& row : cells)
+    for (size_t c = 0; c < keys.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  std::string out;
+  for (const auto& row : cells) {
+    std::string line(static_cast<size_t>(indent), ' ');
+    for (size_t c = 0; c < keys.size(); ++c) {
+      if (c) line += "  ";
+      const bool last = c + 1 == keys.size();
+      line += left[c] && last ? row[c] : Pad(row[c], static_cast<int>(width[c]), left[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
   }
   return out;
 }

@@ -15,9 +15,11 @@ namespace parasim::cli {
 // trailing newline.
 std::string WriteJson(const Value& value);
 
-// Block-style YAML, a trailing newline; strings quoted where YAML would
-// read them as something else.
-std::string WriteYaml(const Value& value);
+// Block-style YAML, a trailing newline: `comment` first (each of its lines
+// as "# line"), members' comments (Value::Comment) after them at column 40;
+// string values double-quoted, keys bare unless YAML would read them as
+// something else; numbers in FormatShortest's form (reads back bit for bit).
+std::string WriteYaml(const Value& value, const std::string& comment = "");
 
 struct Column {
   std::string header;
@@ -43,6 +45,13 @@ std::string WriteCsv(const Table& table);
 
 // The header line, then the rows, each cell padded to its column's width.
 std::string WriteTable(const Table& table);
+
+// An array of records (objects of the same keys) as an aligned table: the
+// first record's keys as the header, then one line per record; each line
+// starts with `indent` spaces, columns two spaces apart, numbers (not
+// integers) at `significant` digits and right-aligned, text left-aligned,
+// null empty; no trailing blanks. "" for no records.
+std::string WriteRecords(const Value& records, int significant, int indent);
 
 // An object's members, one per line: the key padded to `key_width`, then the
 // value (strings bare, other values as JSON writes them).

@@ -1,4 +1,8 @@
-// Block-style YAML of a Value tree: mappings "key: value", sequences "- item".
+// Block-style YAML of a Value tree: mappings "key: value", sequences "- item",
+// a member's comment after it at column 40. String values are always
+// double-quoted (as JSON escapes them): a name such as "1e3", "no" or a
+// version "2.21" stays a string whatever a YAML reader would make of it bare.
+#include <algorithm>
 #include <cctype>
 
 #include "cli/output/writers.h"
@@ -6,6 +10,9 @@
 
 namespace parasim::cli {
 namespace {
+
+// Where a member's comment starts (the column software-stack files have used).
+constexpr size_t kCommentColumn = 40;
 
 // A plain scalar YAML would read back as this same string (not a number,
 // bool, null, or something with YAML syntax in it).
@@ -21,13 +28,26 @@ bool PlainIsSafe(const std::string& s) {
   return true;
 }
 
+std::string Key(const std::string& key) { return PlainIsSafe(key) ? key : WriteJson(Value(key)); }
+
+// Ends the line `line` (from the line's start in `out`), with the comment.
+void EndLine(const std::string* comment, size_t line_start, std::string* out) {
+  if (comment != nullptr) {
+    const size_t used = out->size() - line_start;
+    out->append(used + 1 > kCommentColumn ? 1 : kCommentColumn - used, ' ');
+    *out += "# ";
+    *out += *comment;
+  }
+  *out += '\n';
+}
+
 std::string Scalar(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kNull: return "null";
     case Value::Kind::kBool: return v.as_bool() ? "true" : "false";
     case Value::Kind::kInt: return std::to_string(v.as_int());
     case Value::Kind::kNumber: return FormatShortest(v.as_number());
-    case Value::Kind::kString: return PlainIsSafe(v.as_string()) ? v.as_string() : WriteJson(v);
+    case Value::Kind::kString: return WriteJson(v);
     case Value::Kind::kArray: return "[]";
     case Value::Kind::kObject: return "{}";
   }
@@ -52,16 +72,17 @@ void AppendBlock(const Value& v, int indent, bool first_inline, std::string* out
   };
   if (v.kind() == Value::Kind::kObject) {
     for (const auto& [key, member] : v.members()) {
+      const size_t line_start = out->rfind('\n') == std::string::npos ? 0 : out->rfind('\n') + 1;
       lead();
-      *out += Scalar(Value(key));
+      *out += Key(key);
       *out += ':';
       if (IsBlock(member)) {
-        *out += "\n";
+        EndLine(v.CommentOf(key), line_start, out);
         Append(member, indent + 2, out);
       } else {
         *out += ' ';
         *out += Scalar(member);
-        *out += '\n';
+        EndLine(v.CommentOf(key), line_start, out);
       }
     }
     return;
@@ -90,8 +111,14 @@ void Append(const Value& v, int indent, std::string* out) {
 
 }  // namespace
 
-std::string WriteYaml(const Value& value) {
+std::string WriteYaml(const Value& value, const std::string& comment) {
   std::string out;
+  size_t begin = 0;
+  while (begin < comment.size()) {
+    const size_t end = std::min(comment.find('\n', begin), comment.size());
+    out += "# " + comment.substr(begin, end - begin) + "\n";
+    begin = end + 1;
+  }
   Append(value, 0, &out);
   return out;
 }
