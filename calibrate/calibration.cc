@@ -1,11 +1,7 @@
 #include "calibrate/calibration.h"
 
-#include "core/field_registry.h"
-
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/number_format.h"
@@ -14,19 +10,6 @@ namespace parasim::calibrate {
 namespace {
 
 std::string Num(double v) { return FormatSignificant(v, 12); }
-
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string Pct(double x) { return Num(std::round(x * 1000.0) / 10.0) + "%"; }
 
@@ -128,34 +111,6 @@ GpuProfile ApplyCalibration(const GpuProfile& base, const CalibrationFits& fits,
         StrCat(nvml, "sustained STREAM triad ", Num(p.memory.si()), " W / TDP ", Num(base.tdp.si()), " W");
   }
   return g;
-}
-
-// Every registry field (core/field_registry.h), in its order, grouped under
-// its section; values in SI units with 17 digits, so the file reads back bit
-// for bit.
-std::string GpuProfileYaml(const GpuProfile& g) {
-  std::ostringstream o;
-  o << "# " << g.display_name << " (" << g.name << "). Written by parasim calibrate; schema: hw_profiles/SCHEMA.md.\n"
-    << "schema_version: 1\n"
-    << "name: " << Quote(g.name) << "\n"
-    << "display_name: " << Quote(g.display_name) << "\n"
-    << "architecture: " << Quote(g.architecture) << "\n";
-  std::string section;
-  for (const GpuField& f : GpuProfileFields()) {
-    const size_t dot = f.key.find('.');
-    const std::string prefix = dot == std::string::npos ? "" : f.key.substr(0, dot);
-    if (prefix != section && !prefix.empty()) o << prefix << ":\n";
-    section = prefix;
-    const std::string text = FormatFieldValue(f.unit, f.get(g));
-    const bool quoted = f.unit != FieldUnit::kCount && f.unit != FieldUnit::kRatio && f.unit != FieldUnit::kFlag;
-    o << (prefix.empty() ? "" : "  ") << (dot == std::string::npos ? f.key : f.key.substr(dot + 1)) << ": "
-      << (quoted ? Quote(text) : text) << "\n";
-  }
-  if (!g.sources.empty()) {
-    o << "sources:\n";
-    for (const auto& [key, value] : g.sources) o << "  " << Quote(key) << ": " << Quote(value) << "\n";
-  }
-  return o.str();
 }
 
 }  // namespace parasim::calibrate

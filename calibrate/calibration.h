@@ -1,7 +1,7 @@
 // From a directory of microbenchmark measurements to a calibrated GPU
 // profile: run every fit the data allow, replace the fitted fields of the
-// input profile, and write the result in the hw_profiles YAML schema
-// (hw_profiles/SCHEMA.md), loadable by LoadGpuProfile.
+// input profile (the facade writes it in the hw_profiles YAML schema,
+// hw_profiles/SCHEMA.md, loadable by LoadGpuProfile).
 #pragma once
 
 #include <optional>
@@ -39,9 +39,5 @@ CalibrationFits FitMicrobench(const MicrobenchData& data, const GpuProfile& base
 // `base` with every usable fit applied and its sources updated ("calibrated
 // on <device> <date> by parasim calibrate: <how>"); `name` names the result.
 GpuProfile ApplyCalibration(const GpuProfile& base, const CalibrationFits& fits, const std::string& name);
-
-// The profile as YAML in the hw_profiles schema (units in every dimensioned
-// value, sources last). Round-trips through LoadGpuProfile.
-std::string GpuProfileYaml(const GpuProfile& gpu);
 
 }  // namespace parasim::calibrate

@@ -1,6 +1,5 @@
 #include "calibrate/collective_profile.h"
 
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -11,21 +10,6 @@
 
 namespace parasim::calibrate {
 namespace {
-
-std::string Number(double v) {
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 CollectiveProfile FromYaml(const YAML::Node& root, const std::string& file, int depth) {
   IssueList issues;
@@ -88,24 +72,6 @@ CollectiveProfile ParseCollectiveProfile(const std::string& text, const std::str
 
 CollectiveProfile ReadCollectiveProfile(const std::string& path) {
   return FromYaml(internal::ParseYamlFile(path), path, 0);
-}
-
-std::string CollectiveProfileToYaml(const CollectiveProfile& p) {
-  std::ostringstream o;
-  o << "# Collective hardware profile (hw_profiles/SCHEMA.md, \"Collective hardware profiles\").\n"
-    << "# Written by `parasim calibrate fit`; use with --hw-profile or a cluster's hw_profile key.\n"
-    << "schema_version: 1\n"
-    << "name: " << Quote(p.name) << "\n"
-    << "base: " << Quote(p.base) << "\n"
-    << "collective:\n";
-  for (const FitParameter& f : CollectiveFitParameters()) o << "  " << f.name << ": " << Number(f.get(p.params)) << "\n";
-  std::string fitted;
-  for (const auto& s : p.fitted_to) fitted += (fitted.empty() ? "" : ", ") + s;
-  o << "fitted_to: " << Quote(fitted) << "\n";
-  o << "sources:\n";
-  if (p.sources.empty()) o.seekp(-1, std::ios::cur), o << " {}\n";
-  for (const auto& [k, v] : p.sources) o << "  " << k << ": " << Quote(v) << "\n";
-  return o.str();
 }
 
 void AttachHwProfile(ClusterSpec& cluster, const std::string& path) {

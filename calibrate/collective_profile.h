@@ -30,9 +30,6 @@ std::optional<CollectiveModelParams> TransportPreset(const std::string& name);
 CollectiveProfile ReadCollectiveProfile(const std::string& path);
 CollectiveProfile ParseCollectiveProfile(const std::string& text, const std::string& file);
 
-// Every fitted field, in the shortest text that reads back exactly.
-std::string CollectiveProfileToYaml(const CollectiveProfile& profile);
-
 // Reads the profile at `path` into cluster.collective_params, which every
 // evaluator of that cluster then prices its collectives with ("" leaves the
 // transport's preset).

@@ -2,12 +2,13 @@
 // flags, then the facade (facade/calibration.h): run the CUDA
 // microbenchmarks (CUDA builds only), fit alpha-beta to nccl-tests logs,
 // summarize a profiled training step, fit a GPU or collective profile to
-// measurements; cmd_calibrate_fit_stack.cc refits a software stack and
+// measurements (written by cmd_calibrate_report.cc); cmd_calibrate_fit_stack.cc refits a software stack and
 // cmd_calibrate_device.cc runs the NCCL benchmark and the reference step.
 #include <iostream>
 #include <memory>
 
 #include "cli/cmd_calibrate_device.h"
+#include "cli/cmd_calibrate_report.h"
 #include "cli/cmd_calibrate_fit_stack.h"
 #include "cli/command.h"
 #include "facade/calibration.h"
@@ -63,6 +64,9 @@ const CommandRegistration kCalibrate{
           ->capture_default_str();
       fitc->add_option("--name", fit->name, "Name of the calibrated profile (default: <profile>-calibrated)");
       fitc->add_option("-o,--output", out->output_file, "Write the YAML to FILE (whole or not at all)");
+      fitc->add_option("--format", out->format, "Fit report (on stderr): table or json")
+          ->check(CLI::IsMember({"table", "json"}))
+          ->capture_default_str();
 
       auto cimp = std::make_shared<CollectiveImportOptions>();
       CLI::App* imp2 = cmd.add_subcommand("import", "Import nccl-tests logs as collective measurements (JSON)");
@@ -82,11 +86,7 @@ const CommandRegistration kCalibrate{
         if (imp->parsed()) WriteReport(*out, ImportNcclTests(*import, out->Parsed()));
         if (tr->parsed()) WriteReport(*out, ImportTrace(*trace, out->Parsed()));
         if (imp2->parsed()) WriteOutput(*out, ImportCollectiveMeasurements(*cimp, std::cerr));
-        if (fitc->parsed()) {
-          const FittedProfile fitted = FitProfile(*fit);
-          WriteOutput(*out, fitted.yaml);
-          std::cerr << fitted.report;
-        }
+        if (fitc->parsed()) WriteFittedProfile(*out, FitProfileToMeasurements(*fit));
         fit_stack();
         device();
       });

@@ -1,8 +1,8 @@
 #include "cli/cmd_calibrate_fit_stack.h"
 
-#include <iostream>
 #include <memory>
 
+#include "cli/cmd_calibrate_report.h"
 #include "cli/command.h"
 #include "cli/spec_options.h"
 #include "facade/calibration.h"
@@ -28,11 +28,12 @@ std::function<void()> AddFitStackSubcommand(CLI::App& calibrate) {
   cmd->add_option("--name", opt->name, "Name of the fitted stack (default: <stack>-fitted)");
   AddSpecOptions(*cmd, *spec, /*need_batch=*/true);
   cmd->add_option("-o,--output", out->output_file, "Write the stack YAML to FILE (whole or not at all)");
+  cmd->add_option("--format", out->format, "Fit report (on stderr): table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   return [=] {
     if (!cmd->parsed()) return;
-    const FittedProfile fitted = FitStackToTrace(*opt, *spec);
-    WriteOutput(*out, fitted.yaml);
-    std::cerr << fitted.report;
+    WriteFittedProfile(*out, FitStackToTrace(*opt, *spec));
   };
 }
 

@@ -24,11 +24,18 @@ CommandReport ImportTrace(const TraceImportOptions& opt, ReportFormat format) {
   return FromImport(calibrate::TraceReport(opt), format);
 }
 
+FittedProfile FitProfileToMeasurements(const ProfileFitOptions& opt) {
+  const calibrate::ProfileFit fit = calibrate::FitProfile(opt);
+  if (fit.gpu) return {GpuProfileDocument(fit.gpu->calibrated), GpuFitReport(*fit.gpu)};
+  return {CollectiveProfileDocument(fit.collective->profile), CollectiveFitReport(*fit.collective)};
+}
+
 FittedProfile FitStackToTrace(const StackFitOptions& opt, const SpecInputs& spec) {
   const ModelSpec model = spec.LoadModelSpec();
   const ClusterSpec cluster = spec.LoadClusterSpec();
   const JobSpec job = spec.LoadJobSpec();
-  return calibrate::FitStack(opt, model, cluster, job);
+  const calibrate::StackProfileFit fit = calibrate::FitStack(opt, model, cluster, job);
+  return {StackProfileDocument(fit.fit.stack, fit.sources, fit.base_preset), StackFitReport(fit)};
 }
 
 std::string StepScheduleJson(const SpecInputs& spec, const std::string& config) {
