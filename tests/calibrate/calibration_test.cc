@@ -39,36 +39,6 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-void RequireSameProfile(const GpuProfile& a, const GpuProfile& b) {
-  CHECK(a.name == b.name);
-  CHECK(a.display_name == b.display_name);
-  CHECK(a.architecture == b.architecture);
-  CHECK(a.compute_capability == b.compute_capability);
-  CHECK(a.sm_count == b.sm_count);
-  CHECK(a.nvlink_links == b.nvlink_links);
-  CHECK(a.nvls == b.nvls);
-  const double tol = 1e-11;  // %.12g in the YAML
-  CHECK_THAT(b.bf16_dense.si(), WithinRel(a.bf16_dense.si(), tol));
-  CHECK_THAT(b.fp16_dense.si(), WithinRel(a.fp16_dense.si(), tol));
-  CHECK_THAT(b.fp8_dense.si(), WithinRel(a.fp8_dense.si(), tol));
-  CHECK_THAT(b.tf32_dense.si(), WithinRel(a.tf32_dense.si(), tol));
-  CHECK_THAT(b.fp32.si(), WithinRel(a.fp32.si(), tol));
-  CHECK_THAT(b.hbm_capacity.si(), WithinRel(a.hbm_capacity.si(), tol));
-  CHECK_THAT(b.hbm_bandwidth.si(), WithinRel(a.hbm_bandwidth.si(), tol));
-  CHECK_THAT(b.nvlink_bandwidth.si(), WithinRel(a.nvlink_bandwidth.si(), tol));
-  CHECK_THAT(b.pcie_bandwidth.si(), WithinRel(a.pcie_bandwidth.si(), tol));
-  CHECK_THAT(b.l2_cache.si(), WithinRel(a.l2_cache.si(), tol));
-  CHECK_THAT(b.tdp.si(), WithinRel(a.tdp.si(), tol));
-  CHECK_THAT(b.idle_power.si(), WithinRel(a.idle_power.si(), tol));
-  CHECK_THAT(b.gemm_max_efficiency, WithinRel(a.gemm_max_efficiency, tol));
-  CHECK_THAT(b.memory_efficiency, WithinRel(a.memory_efficiency, tol));
-  CHECK_THAT(b.nvlink_efficiency, WithinRel(a.nvlink_efficiency, tol));
-  CHECK_THAT(b.power_matmul_fraction, WithinRel(a.power_matmul_fraction, tol));
-  CHECK_THAT(b.power_memory_fraction, WithinRel(a.power_memory_fraction, tol));
-  CHECK_THAT(b.power_comm_fraction, WithinRel(a.power_comm_fraction, tol));
-  CHECK(a.sources == b.sources);
-}
-
 CalibrationFits SomeFits() {
   CalibrationFits f;
   f.device = "NVIDIA H100 80GB HBM3";
@@ -127,22 +97,6 @@ TEST_CASE("calibrate: unusable fits leave the profile's values", "[calibrate]") 
   CHECK(g.idle_power == base.idle_power);
   CHECK(g.sources.count("efficiency.gemm_max") == 0);
   CHECK(g.memory_efficiency == 0.9012);
-}
-
-TEST_CASE("calibrate: calibrated profile YAML loads back with LoadGpuProfile", "[calibrate]") {
-  ScratchDir dir("roundtrip");
-  SECTION("hand-built profile with fits applied") {
-    const GpuProfile g = ApplyCalibration(testing::HandH100(), SomeFits(), "h100-sxm-calibrated");
-    const GpuProfile back = LoadGpuProfile(dir.Write("cal.yaml", GpuProfileYaml(g)));
-    RequireSameProfile(g, back);
-  }
-  SECTION("every shipped profile") {
-    for (const std::string& name : GpuProfileNames()) {
-      GpuProfile g = LoadGpuProfile(name);
-      const GpuProfile back = LoadGpuProfile(dir.Write(name + ".yaml", GpuProfileYaml(g)));
-      RequireSameProfile(g, back);
-    }
-  }
 }
 
 TEST_CASE("calibrate: malformed measurement files name the file and key", "[calibrate]") {

@@ -62,10 +62,7 @@ TEST_CASE("collective profile round trip, base chain and bounds", "[collective][
   p.params.nic_efficiency = 0.8125;
   p.fitted_to = {"a.log", "b.log"};
   p.sources["collective.nic_efficiency"] = "fitted";
-  const CollectiveProfile back = ParseCollectiveProfile(CollectiveProfileToYaml(p), "p.yaml");
-  for (const auto& f : CollectiveFitParameters()) CHECK(f.get(back.params) == f.get(p.params));
-  CHECK(back.fitted_to == p.fitted_to);
-  CHECK(back.sources == p.sources);
+  // Written and read back bit for bit: tests/cli/fitted_profile_yaml_test.cc.
   // Keys left out keep the base's values.
   const auto efa = ParseCollectiveProfile("schema_version: 1\nbase: efa\ncollective:\n  net_chunk_bytes: 1e6\n", "e.yaml");
   CHECK(efa.params.nic_efficiency == CollectiveModelParams::AwsEfa().nic_efficiency);
