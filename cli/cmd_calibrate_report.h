@@ -3,16 +3,10 @@
 // report to stderr as a table or, with --format json, as JSON.
 #pragma once
 
-#include <string>
-
 #include "cli/command.h"
 #include "facade/calibration.h"
 
 namespace parasim::cli {
-
-// The report's summary line, its parameters and residuals as aligned tables
-// (two-space indent) and its notes, one per line.
-std::string FitReportTable(const Value& report);
 
 // Writes the profile (whole or not at all), then the report.
 void WriteFittedProfile(const OutputOptions& out, const FittedProfile& fitted);

@@ -53,6 +53,11 @@ std::string WriteTable(const Table& table);
 // null empty; no trailing blanks. "" for no records.
 std::string WriteRecords(const Value& records, int significant, int indent);
 
+// A fit report ({"summary", "parameters", "residuals", "notes"}): the
+// summary line, the parameters (two-space indent) and residuals (four) as
+// record tables, then "  note: ..." lines.
+std::string WriteFitReport(const Value& report);
+
 // An object's members, one per line: the key padded to `key_width`, then the
 // value (strings bare, other values as JSON writes them).
 std::string WriteFields(const Value& object, int key_width);

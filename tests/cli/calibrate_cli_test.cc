@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tests/cli/run_parasim.h"
 
@@ -37,6 +39,34 @@ TEST_CASE("cli: calibrate fit writes a profile that loads back", "[cli]") {
   std::filesystem::remove(out);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("\"name\": \"h100-sxm-calibrated\"") && Contains("by parasim calibrate"));
+}
+
+TEST_CASE("cli: calibrate fit --format json prints the fit report as JSON", "[cli]") {
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() / ("parasim_cal_json_" + std::to_string(::getpid()) + ".yaml");
+  const std::string args =
+      "calibrate fit --profile h100-sxm --measurements " + CalData("h100-sxm") + " -o " + out.string();
+  const CalRun table = ParasimCal(args);
+  REQUIRE(table.code == 0);
+  std::ifstream in(out);
+  const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const CalRun json = ParasimCal(args + " --format json");
+  std::filesystem::remove(out);
+  REQUIRE(json.code == 0);
+  CHECK(json.out.empty());
+  const nlohmann::json report = nlohmann::json::parse(json.err);
+  CHECK(report["fit"] == "gpu-profile");
+  CHECK(report["summary"] == "calibrated h100-sxm -> h100-sxm-calibrated from NVIDIA H100 80GB HBM3 (2026-11-23)");
+  REQUIRE(report["parameters"].size() > 3);
+  CHECK(report["parameters"][0]["parameter"] == "gemm_max_efficiency");
+  CHECK(report["parameters"][0]["points"] == 49);
+  CHECK(report["residuals"].size() > 0);
+  // The table carries the same rows.
+  for (const auto& row : report["parameters"])
+    CHECK_THAT(table.err, Contains(row["parameter"].get<std::string>()));
+  CHECK(yaml.rfind("# NVIDIA H100 SXM5 80GB (h100-sxm-calibrated).", 0) == 0);
+  CHECK_THAT(yaml, Contains("\nname: \"h100-sxm-calibrated\"\n"));
+  CHECK(ParasimCal("calibrate fit --measurements " + CalData("h100-sxm") + " --format csv").code != 0);
 }
 
 TEST_CASE("cli: calibrate import-nccl-tests fits alpha-beta per table", "[cli]") {
@@ -144,6 +174,7 @@ TEST_CASE("cli: calibrate fit-stack writes a stack that --stack loads", "[cli]")
   CHECK_THAT(fit.err, Contains("refitted pytorch-fsdp -> tiny"));
   // The fixture is microseconds long: the fit says it does not match the config.
   CHECK_THAT(fit.err, Contains("is the trace of this model"));
+  CHECK_THAT(fit.err, Contains("  residuals:") && Contains("optimizer_bytes_per_param"));
   const CalRun sim = ParasimCal("simulate --stack " + yaml.string() + spec);
   std::filesystem::remove(yaml);
   CHECK(sim.code == 0);

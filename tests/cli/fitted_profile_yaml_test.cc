@@ -11,7 +11,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include "calibrate/microbench_data.h"
-#include "cli/cmd_calibrate_report.h"
 #include "cli/output/writers.h"
 #include "core/field_registry.h"
 #include "core/loaders.h"
@@ -23,7 +22,7 @@
 namespace {
 
 using namespace parasim;
-using parasim::cli::FitReportTable;
+using parasim::cli::WriteFitReport;
 using parasim::cli::WriteYaml;
 using parasim::cli::WriteJson;
 
@@ -157,7 +156,7 @@ TEST_CASE("fitted profiles: the fit report as a table and as JSON", "[cli][calib
     CHECK(row.Find("rms_rel_error")->as_number() == fit.fits.gemm->summary.rms_rel_error);
   }
   CHECK(saw_gemm);
-  const std::string table = FitReportTable(report);
+  const std::string table = WriteFitReport(report);
   CHECK(table.rfind("calibrated h100-sxm -> h100-sxm-calibrated from ", 0) == 0);
   CHECK(table.find("  parameter ") != std::string::npos);
   CHECK(table.find(" \n") == std::string::npos);   // no trailing blanks
