@@ -179,6 +179,17 @@ TEST_CASE("cli: calibrate fit-stack writes a stack that --stack loads", "[cli]")
   std::filesystem::remove(yaml);
   CHECK(sim.code == 0);
   CHECK_THAT(sim.out, Contains("dp=8"));
+  // The report as JSON: the same fit, the stack still on stdout.
+  const CalRun json = ParasimCal("calibrate fit-stack --trace " + std::string(PARASIM_SOURCE_DIR) +
+                                 "/tests/testdata/traces/fsdp_two_steps.json --name tiny" + spec + " --format json");
+  REQUIRE(json.code == 0);
+  CHECK_THAT(json.out, Contains("name: \"tiny\""));
+  const nlohmann::json report = nlohmann::json::parse(json.err);
+  CHECK(report["fit"] == "software-stack");
+  CHECK(report["summary"] == "refitted pytorch-fsdp -> tiny");
+  CHECK(report["residuals"].back()["class"] == "step");
+  CHECK(report["parameters"][0]["parameter"] == "optimizer_bytes_per_param");
+  CHECK(report["parameters"][0]["fitted"].get<double>() < report["parameters"][0]["base"].get<double>());
 }
 
 TEST_CASE("cli: calibrate fit-stack refuses a simulated timeline with exit code 2", "[cli]") {

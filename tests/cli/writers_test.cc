@@ -116,3 +116,40 @@ TEST_CASE("writers: CSV and table cells use the column's digits", "[cli][writers
   CHECK(WriteTable(t).rfind("#name     value   n\n", 0) == 0);
   CHECK(WriteFields(Value::Object().Set("k", "v").Set("n", 1.5), 4) == "k   v\nn   1.5\n");
 }
+
+TEST_CASE("writers: YAML comments and quoting", "[cli][writers]") {
+  Value v = Value::Object();
+  v.Set("name", "1e3").Set("n", 4.0).Set("count", 8).Set("a_rather_long_key_name_for_the_column", 0.5);
+  v.Comment("n", "bytes per element").Comment("a_rather_long_key_name_for_the_column", "past column 40");
+  v.Set("nested", Value::Object().Set("x", 1));
+  v.Comment("nested", "a mapping");
+  v.Set("1.5", "a key YAML would read as a number");
+  const std::string text = WriteYaml(v, "first line\nsecond line");
+  CHECK(text ==
+        "# first line\n"
+        "# second line\n"
+        "name: \"1e3\"\n"
+        "n: 4.0                                  # bytes per element\n"
+        "count: 8\n"
+        "a_rather_long_key_name_for_the_column: 0.5 # past column 40\n"
+        "nested:                                 # a mapping\n"
+        "  x: 1\n"
+        "\"1.5\": \"a key YAML would read as a number\"\n");
+  const YAML::Node y = YAML::Load(text);
+  CHECK(y["name"].as<std::string>() == "1e3");
+  CHECK(y["n"].as<double>() == 4.0);
+  CHECK(y["nested"]["x"].as<int>() == 1);
+  CHECK(y["1.5"].as<std::string>() == "a key YAML would read as a number");
+  CHECK(WriteJson(v).find("#") == std::string::npos);   // JSON has no comments
+}
+
+TEST_CASE("writers: records as an aligned table", "[cli][writers]") {
+  Value rows = Value::Array();
+  rows.Push(Value::Record({{"name", "a"}, {"x", 1.0 / 3.0}, {"n", 12}, {"note", Value()}}));
+  rows.Push(Value::Record({{"name", "longer"}, {"x", 250.0}, {"n", 7}, {"note", "text"}}));
+  CHECK(WriteRecords(rows, 3, 2) ==
+        "  name        x   n  note\n"
+        "  a       0.333  12\n"
+        "  longer    250   7  text\n");
+  CHECK(WriteRecords(Value::Array(), 3, 2).empty());
+}
