@@ -248,14 +248,17 @@ Value CollectiveFitReport(const calibrate::CollectiveProfileFit& fit) {
   for (size_t i = 0; i < fit.cases.size() && i < fit.predicted.size(); ++i) {
     const calibrate::CollectiveMeasurement& m = fit.cases[i].m;
     const CollectiveCost& p = fit.predicted[i];
-    const double measured = m.busbw.si(), fitted = p.busbw.si();
+    // The fit's own residual: ln(predicted / measured time).
+    const double measured = m.time.si(), fitted = p.time.si();
     residuals.Push(Value::Record({{"source", m.source},
                                   {"op", ToString(m.op)},
                                   {"ranks", m.ranks},
                                   {"size_bytes", static_cast<int64_t>(std::llround(m.size.si()))},
-                                  {"measured_busbw_GBps", measured / 1e9},
-                                  {"fitted_busbw_GBps", fitted / 1e9},
+                                  {"measured_s", measured},
+                                  {"fitted_s", fitted},
                                   {"log_error", measured > 0 && fitted > 0 ? Value(std::log(fitted / measured)) : Value()},
+                                  {"measured_busbw_GBps", m.busbw.si() / 1e9},
+                                  {"fitted_busbw_GBps", p.busbw.si() / 1e9},
                                   {"algo", ToString(p.algo)},
                                   {"protocol", ToString(p.protocol)}}));
   }

@@ -3,6 +3,7 @@
 // %.17g, other numbers in their shortest exact form).
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -163,4 +164,31 @@ TEST_CASE("fitted profiles: the fit report as a table and as JSON", "[cli][calib
   // JSON: the same values, every number in full.
   const YAML::Node json = YAML::Load(WriteJson(report));
   CHECK(json["parameters"][0]["fitted"].as<double>() == rows->items()[0].Find("fitted")->as_number());
+}
+
+TEST_CASE("fitted profiles: the collective fit report, one residual per measured row", "[cli][calibrate][collective]") {
+  calibrate::ProfileFitOptions opt;
+  opt.files = {std::string(PARASIM_SOURCE_DIR) + "/tests/golden/inputs/collectives.json"};
+  opt.cluster = std::string(PARASIM_SOURCE_DIR) + "/tests/data/clusters/nccltests309-xe9680.yaml";
+  const calibrate::ProfileFit fit = calibrate::FitProfile(opt);
+  REQUIRE(fit.collective);
+  REQUIRE_FALSE(fit.gpu);
+  const Value report = CollectiveFitReport(*fit.collective);
+  CHECK(report.Find("parameters")->items().size() == fit.collective->fit.values.size());
+  const Value& residuals = *report.Find("residuals");
+  REQUIRE(residuals.items().size() == fit.collective->cases.size());
+  for (size_t i = 0; i < residuals.items().size(); ++i) {
+    const Value& row = residuals.items()[i];
+    const double measured = fit.collective->cases[i].m.time.si();
+    const double predicted = calibrate::PredictCase(fit.collective->cases[i], fit.collective->fit.params).time.si();
+    CHECK(row.Find("measured_s")->as_number() == measured);
+    CHECK(row.Find("fitted_s")->as_number() == predicted);
+    CHECK(row.Find("log_error")->as_number() == std::log(predicted / measured));
+  }
+  // The written profile holds the fitted parameters, bit for bit.
+  const calibrate::CollectiveProfile back =
+      calibrate::ParseCollectiveProfile(Yaml(CollectiveProfileDocument(fit.collective->profile)), "f.yaml");
+  for (const auto& [name, v] : fit.collective->fit.values)
+    for (const auto& f : calibrate::CollectiveFitParameters())
+      if (f.name == name) CHECK(f.get(back.params) == f.get(fit.collective->fit.params));
 }
