@@ -18,6 +18,10 @@ GpuProfileFit FitGpuProfile(const ProfileFitOptions& opt) {
   out.base = LoadGpuProfile(opt.profile);
   const MicrobenchData data = LoadMicrobenchDir(opt.measurements);
   out.fits = FitMicrobench(data, out.base);
+  if (data.gemm) out.shape_source = data.gemm->file;
+  else if (data.gemm_sustained) out.shape_source = data.gemm_sustained->file;
+  if (data.hbm) out.memory_source = data.hbm->file;
+  if (data.power) out.power_source = data.power->file;
   const std::string name = opt.name.empty() ? out.base.name + "-calibrated" : opt.name;
   out.calibrated = ApplyCalibration(out.base, out.fits, name);
   return out;

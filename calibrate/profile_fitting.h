@@ -40,6 +40,9 @@ struct GpuProfileFit {
   GpuProfile base;         // the profile started from
   GpuProfile calibrated;   // base with every usable fit applied
   CalibrationFits fits;
+  // The files the GEMM shape model (the fullest sweep, as FitMicrobench
+  // picks it), memory and power fits read.
+  std::string shape_source, memory_source, power_source;
 };
 
 // A collective (fabric) profile fitted to measured collectives.

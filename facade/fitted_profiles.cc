@@ -196,9 +196,9 @@ Value GpuFitReport(const calibrate::GpuProfileFit& fit) {
   }
   if (f.gemm_shape) {
     const calibrate::GemmShapeFit& s = *f.gemm_shape;
-    rows.Push(GpuRow("gemm_k0", s.summary, base.gemm_k0, out.gemm_k0, Value(), "gemm shape model"));
+    rows.Push(GpuRow("gemm_k0", s.summary, base.gemm_k0, out.gemm_k0, Value(), fit.shape_source));
     rows.Push(GpuRow("gemm_half_outputs", s.summary, base.gemm_half_outputs, out.gemm_half_outputs, Value(),
-                     "gemm shape model"));
+                     fit.shape_source));
     notes.Push(StrCat("gemm shape model eta = g k/(k+k0) mn/(mn+c): g ", FormatFixed(s.params.g, 4), ", k0 ",
                       FormatFixed(s.params.k0, 1), ", c ", FormatFixed(s.params.c_mn, 0)));
     for (const auto& [tp, e] : s.rms_by_tp)
@@ -210,14 +210,14 @@ Value GpuFitReport(const calibrate::GpuProfileFit& fit) {
   }
   if (f.memory)
     rows.Push(GpuRow("memory_efficiency", f.memory->summary, base.memory_efficiency, out.memory_efficiency, Value(),
-                     "hbm_bandwidth.json"));
+                     fit.memory_source));
   if (f.power) {
     const FitSummary& s = f.power->summary;
-    rows.Push(GpuRow("idle_power_W", s, base.idle_power.si(), out.idle_power.si(), Value(), "power_states.json"));
+    rows.Push(GpuRow("idle_power_W", s, base.idle_power.si(), out.idle_power.si(), Value(), fit.power_source));
     rows.Push(GpuRow("power_matmul_fraction", s, base.power_matmul_fraction, out.power_matmul_fraction, Value(),
-                     "power_states.json"));
+                     fit.power_source));
     rows.Push(GpuRow("power_memory_fraction", s, base.power_memory_fraction, out.power_memory_fraction, Value(),
-                     "power_states.json"));
+                     fit.power_source));
   }
   if (f.launch)
     notes.Push(StrCat("launch overhead (not a GPU-profile field; see the software stack): host ",
