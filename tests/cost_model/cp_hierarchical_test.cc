@@ -153,6 +153,11 @@ TEST_CASE("cost_model: across nodes a2a+p2p beats an all-to-all that leaves the 
     const std::string base = "dp=1,cp=" + std::to_string(cp) + ",sharding=zero1";
     const Report a2a = e.Evaluate(ParseParallelConfig(base + ",cp_comm=a2a"));
     const Report hier = e.Evaluate(ParseParallelConfig(base + ",cp_comm=a2a+p2p,cp_a2a_size=8"));
+    // The saved q, k, v and output hold the same elements per rank as the
+    // plain kinds' (a·T tokens of 1/a of the heads): no memory of its own.
+    const Report ring = e.Evaluate(ParseParallelConfig(base));
+    CHECK(hier.memory_per_gpu.si() == ring.memory_per_gpu.si());
+    CHECK(hier.memory_per_gpu.si() == a2a.memory_per_gpu.si());
     if (nodes == 1) {
       // The all-to-all group is the whole cp: the same as a2a.
       CHECK(hier.step_time.si() == a2a.step_time.si());
