@@ -47,7 +47,7 @@ const CommandRegistration kSimulate{
       SimulateRequest& q = f->request;
       AddSpecOptions(cmd, q.spec, /*need_batch=*/true);
       cmd.add_option("--config", q.config,
-                     "Parallel config \"dp=..,tp=..,pp=..,cp=..,cp_comm=..,ep=..,mbs=..,sharding=..,recompute=..,"
+                     "Parallel config \"dp=..,tp=..,pp=..,cp=..,cp_comm=..,cp_a2a_size=..,ep=..,mbs=..,sharding=..,recompute=..,"
                      "recompute_layers=..,sp=..,vpp=..,schedule=..,order=..,prefetch=..,pp_layers=..\"")
           ->required();
       cmd.add_option("--fidelity", q.fidelity,

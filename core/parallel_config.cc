@@ -99,9 +99,11 @@ void Apply(ParallelConfig& c, const std::string& key, const std::string& value, 
     if (value == "p2p") c.cp_comm = CpComm::kP2p;
     else if (value == "a2a") c.cp_comm = CpComm::kA2a;
     else if (value == "allgather") c.cp_comm = CpComm::kAllGather;
-    else bad("is not one of: p2p, a2a, allgather");
+    else if (value == "a2a+p2p") c.cp_comm = CpComm::kA2aP2p;
+    else bad("is not one of: p2p, a2a, allgather, a2a+p2p");
     return;
   }
+  if (key == "cp_a2a_size") return positive(c.cp_a2a_size);
   if (key == "order") {
     std::vector<std::string> parts;
     std::stringstream in(value);
@@ -128,7 +130,7 @@ void Apply(ParallelConfig& c, const std::string& key, const std::string& value, 
   }
   issues.Add(where, key,
              "unknown key; valid: dp, tp, pp, cp, ep, mbs, sharding, recompute, sp, vpp, schedule, order, "
-             "prefetch, pp_layers, cp_comm, recompute_layers");
+             "prefetch, pp_layers, cp_comm, cp_a2a_size, recompute_layers");
 }
 
 }  // namespace
@@ -138,18 +140,31 @@ const char* ToString(CpComm k) {
     case CpComm::kP2p: return "p2p";
     case CpComm::kA2a: return "a2a";
     case CpComm::kAllGather: return "allgather";
+    case CpComm::kA2aP2p: return "a2a+p2p";
   }
   return "?";
 }
 
-std::string CpCommProblem(const ModelSpec& model, int tp, int cp, CpComm kind) {
-  if (cp <= 1 || kind != CpComm::kA2a) return "";
+std::string CpCommProblem(const ModelSpec& model, int tp, int cp, CpComm kind, int a2a_size) {
+  if (cp <= 1 || (kind != CpComm::kA2a && kind != CpComm::kA2aP2p)) return "";
+  const bool hierarchical = kind == CpComm::kA2aP2p;
+  if (hierarchical && (a2a_size < 1 || cp % a2a_size != 0)) {
+    // Megatron-LM d98e8a6 megatron/training/arguments.py: the hierarchical
+    // sizes' product must equal --context-parallel-size.
+    return StrCat("cp_comm=a2a+p2p needs cp_a2a_size, the all-to-all group, to divide cp=", cp,
+                  a2a_size < 1 ? " (not set)" : StrCat(" (got ", a2a_size, ")"));
+  }
+  // Transformer Engine flash_attn_a2a_communicate views the heads as
+  // [a2a ranks, heads / a2a ranks]: the local query and K/V heads must divide.
+  const int group = hierarchical ? a2a_size : cp;
   const int64_t heads = model.num_attention_heads;
   const int64_t kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : heads;
-  if (heads % (int64_t{tp} * cp) != 0 || kv_heads % (int64_t{tp} * cp) != 0) {
-    return StrCat("cp_comm=a2a splits the attention heads over tp·cp = ", tp, "·", cp, " = ", tp * cp,
-                  " ranks, but the model has ", heads, " query and ", kv_heads,
-                  " key/value heads (both must divide); use cp_comm=p2p or allgather");
+  if (heads % (int64_t{tp} * group) != 0 || kv_heads % (int64_t{tp} * group) != 0) {
+    const char* key = hierarchical ? "cp_a2a_size" : "cp";
+    return StrCat("cp_comm=", ToString(kind), " splits the attention heads over tp·", key, " = ", tp, "·", group, " = ",
+                  tp * group, " ranks, but the model has ", heads, " query and ", kv_heads,
+                  " key/value heads (both must divide); use ",
+                  hierarchical ? "a smaller cp_a2a_size or cp_comm=p2p" : "cp_comm=p2p or allgather");
   }
   return "";
 }
@@ -317,8 +332,11 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
     }
   }
   if (cp > 1) {
-    const std::string cp_problem = CpCommProblem(model, tp, cp, cp_comm);
-    if (!cp_problem.empty()) add("cp_comm", cp_problem);
+    const std::string cp_problem = CpCommProblem(model, tp, cp, cp_comm, cp_a2a_size);
+    if (!cp_problem.empty()) add(cp_comm == CpComm::kA2aP2p ? "cp_a2a_size" : "cp_comm", cp_problem);
+  }
+  if (cp_a2a_size != 0 && (cp_comm != CpComm::kA2aP2p || cp == 1)) {
+    add("cp_a2a_size", "needs cp>1 and cp_comm=a2a+p2p (it sizes that kind's all-to-all group)");
   }
   if (sharding == ShardingMode::kHsdp) {
     if (hsdp_group < 1 || dp % hsdp_group != 0) {
@@ -337,6 +355,7 @@ std::string ParallelConfig::ToString() const {
                          ",schedule=", parasim::ToString(schedule), ",order=", order, ",prefetch=", prefetch);
   // Ring (the default) is left out, so configs written before CP kinds read back unchanged.
   if (cp_comm != CpComm::kP2p) s += StrCat(",cp_comm=", parasim::ToString(cp_comm));
+  if (cp_a2a_size != 0) s += StrCat(",cp_a2a_size=", cp_a2a_size);
   // 0 (every layer) is left out, so configs written before partial recompute read back unchanged.
   if (recompute_layers != 0) s += StrCat(",recompute_layers=", recompute_layers);
   if (!pp_layers.empty()) {

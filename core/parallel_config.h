@@ -20,8 +20,12 @@ enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved, kZeroBubble };
 // torchtitan context_parallel_rotate_method): a ring of cp−1 point-to-point
 // K/V steps overlapped with attention blocks; all-to-alls that trade the
 // sequence split for a head split (DeepSpeed-Ulysses, Megatron a2a); or one
-// all-gather of K/V before attention (Megatron allgather, torchtitan allgather).
-enum class CpComm { kP2p, kA2a, kAllGather };
+// all-gather of K/V before attention (Megatron allgather, torchtitan allgather);
+// or Megatron's hierarchical a2a+p2p: all-to-alls inside groups of
+// cp_a2a_size consecutive cp ranks, then a ring of K/V steps across the
+// cp/cp_a2a_size groups (Transformer Engine AttnFuncWithCPAndKVP2P with
+// cp_group = [a2a group, p2p group]).
+enum class CpComm { kP2p, kA2a, kAllGather, kA2aP2p };
 
 struct ParallelConfig {
   int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
@@ -36,6 +40,9 @@ struct ParallelConfig {
   int prefetch = 1;                         // FSDP AllGather prefetch depth
   std::vector<int> pp_layers;               // explicit layers per stage; empty = balanced
   CpComm cp_comm = CpComm::kP2p;            // with cp > 1: how attention exchanges K/V
+  // With cp_comm=a2a+p2p: ranks of the inner all-to-all group (Megatron
+  // --hierarchical-context-parallel-sizes, first value); 0 = not set.
+  int cp_a2a_size = 0;
   // With recompute=full: layers per stage fully recomputed, the first of each
   // virtual chunk (recompute_layers/vpp per chunk); the others keep all their
   // activations. 0 = every layer. Megatron --recompute-method block
@@ -51,6 +58,19 @@ struct ParallelConfig {
   int RecomputedLayers(int stage_layers) const {
     if (recompute != RecomputeMode::kFull) return 0;
     return recompute_layers == 0 ? stage_layers : (recompute_layers < stage_layers ? recompute_layers : stage_layers);
+  }
+
+  // Ranks of the K/V ring: cp for p2p, cp/cp_a2a_size for a2a+p2p, else 1.
+  int CpRingSize() const {
+    if (cp_comm == CpComm::kP2p) return cp;
+    if (cp_comm == CpComm::kA2aP2p && cp_a2a_size > 0) return cp / cp_a2a_size;
+    return 1;
+  }
+  // Ranks of the all-to-all group: cp for a2a, cp_a2a_size for a2a+p2p, else 1.
+  int CpA2aSize() const {
+    if (cp_comm == CpComm::kA2a) return cp;
+    if (cp_comm == CpComm::kA2aP2p && cp_a2a_size > 0) return cp_a2a_size;
+    return 1;
   }
 
   int WorldSize() const { return dp * tp * pp * cp; }
@@ -73,7 +93,8 @@ const char* ToString(CpComm k);
 
 // Why `kind` cannot run the model's attention on cp ranks (tp ranks split the
 // heads first); empty when it can. All-to-all splits the query and the K/V
-// heads over cp (Transformer Engine and DeepSpeed-Ulysses need both to divide).
-std::string CpCommProblem(const ModelSpec& model, int tp, int cp, CpComm kind);
+// heads over cp (Transformer Engine and DeepSpeed-Ulysses need both to divide);
+// a2a+p2p over its a2a group of `a2a_size` ranks, which must divide cp.
+std::string CpCommProblem(const ModelSpec& model, int tp, int cp, CpComm kind, int a2a_size = 0);
 
 }  // namespace parasim

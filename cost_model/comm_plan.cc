@@ -138,24 +138,46 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
     // This rank's K,V (÷ tp heads), and its queries / attention output.
     const double kv_block = in.tokens * 2.0 * in.kv_width / c.tp * s.activation_bytes;
     const double q_block = in.tokens * in.query_width / c.tp * s.activation_bytes;
+    // Ring attention: ring−1 steps passing the K,V block forward; backward
+    // passes K,V and their gradients (2×). Overlapped with the attention blocks.
+    auto ring = [&](int ranks, SubGroup sub) {
+      L.push_back(Make(CollectiveOp::kSendRecv, kv_block, ParallelDim::kCp, CommPhase::kForward, false, "cp_kv_ring",
+                       ranks - 1, true, sub));
+      L.push_back(Make(CollectiveOp::kSendRecv, 2.0 * kv_block, ParallelDim::kCp, CommPhase::kBackward, false,
+                       "cp_kv_ring", ranks - 1, true, sub));
+    };
+    // Ulysses / Megatron a2a: q, k, v re-split from sequence to heads
+    // before attention, the output back after it: 4 all-to-alls of this
+    // rank's tensors; backward the gradients the same way. Blocking.
+    auto all_to_alls = [&](SubGroup sub) {
+      for (CommPhase phase : {CommPhase::kForward, CommPhase::kBackward}) {
+        L.push_back(Make(CollectiveOp::kAllToAll, q_block, ParallelDim::kCp, phase, true, "cp_a2a_q_out", 2, true, sub));
+        L.push_back(
+            Make(CollectiveOp::kAllToAll, kv_block / 2.0, ParallelDim::kCp, phase, true, "cp_a2a_kv", 2, true, sub));
+      }
+    };
     switch (c.cp_comm) {
       case CpComm::kP2p:
-        // Ring attention: cp−1 steps passing the K,V block forward; backward
-        // passes K,V and their gradients (2×). Overlapped with the attention blocks.
-        L.push_back(Make(CollectiveOp::kSendRecv, kv_block, ParallelDim::kCp, CommPhase::kForward, false,
-                         "cp_kv_ring", c.cp - 1));
-        L.push_back(Make(CollectiveOp::kSendRecv, 2.0 * kv_block, ParallelDim::kCp, CommPhase::kBackward, false,
-                         "cp_kv_ring", c.cp - 1));
+        ring(c.cp, SubGroup{});
         break;
       case CpComm::kA2a:
-        // Ulysses / Megatron a2a: q, k, v re-split from sequence to heads
-        // before attention, the output back after it: 4 all-to-alls of this
-        // rank's tensors; backward the gradients the same way. Blocking.
-        for (CommPhase phase : {CommPhase::kForward, CommPhase::kBackward}) {
-          L.push_back(Make(CollectiveOp::kAllToAll, q_block, ParallelDim::kCp, phase, true, "cp_a2a_q_out", 2));
-          L.push_back(Make(CollectiveOp::kAllToAll, kv_block / 2.0, ParallelDim::kCp, phase, true, "cp_a2a_kv", 2));
-        }
+        all_to_alls(SubGroup{});
         break;
+      case CpComm::kA2aP2p: {
+        // Transformer Engine AttnFuncWithCPAndKVP2P with cp_group = [a2a, p2p]
+        // (context_parallel.py, TE d0067d0): q, k, v all-to-all'd over the
+        // inner group (consecutive cp ranks: Megatron-LM d98e8a6
+        // parallel_state.py create_hierarchical_groups, level 1), then the
+        // ring over the outer group (every cp_a2a_size-th rank), the output
+        // all-to-all'd back; backward dout before, dq, dk, dv after. After
+        // the all-to-all a rank holds a×T tokens of 1/a of the heads, so
+        // each ring step's K,V block is the plain ring's. A group of the
+        // whole cp is the plain kind's group ({}), so the limits are exact.
+        const int inner = c.CpA2aSize(), outer = c.CpRingSize();
+        if (inner > 1) all_to_alls(outer > 1 ? SubGroup{inner, 1} : SubGroup{});
+        if (outer > 1) ring(outer, inner > 1 ? SubGroup{outer, inner} : SubGroup{});
+        break;
+      }
       case CpComm::kAllGather:
         // Transformer Engine's AttnFuncWithCPAndKVAllGather: all-gather K,V
         // (output cp blocks) before attention; backward gathers them again

@@ -117,6 +117,7 @@ struct CommTimes {
 };
 
 // Adds one timed collective to a unit's overlap buckets.
+// `cp`: the ranks of the K/V ring (ParallelConfig::CpRingSize), one attention block each.
 void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute,
              UnitComm& u) {
   const ParallelDim dim = static_cast<ParallelDim>(tc.dim);
@@ -276,8 +277,8 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   TimedList<12> emb_timed, head_timed;
   TimeList(emb_list, paths, d.features, emb_timed, rec ? &rec->emb : nullptr);
   TimeList(head_list, paths, d.features, head_timed, rec ? &rec->head : nullptr);
-  out.emb = FoldComm(emb_timed, 0, 0, c.cp, RecomputeMode::kNone);
-  out.head = FoldComm(head_timed, 0, 0, c.cp, RecomputeMode::kNone);
+  out.emb = FoldComm(emb_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone);
+  out.head = FoldComm(head_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone);
   if (rec) rec->pp_send = plan.pp_send;
   if (plan.has_pp_send) {
     out.p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, d.features);
@@ -340,7 +341,7 @@ void HideTpUnderGemms(const SoftwareStack& s, const ParallelConfig& c, const Uni
 CommKey MakeCommKey(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, bool* order_fits) {
   CommKey key{{d.fabric_id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.micro_batch),
                Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0) |
-                                      static_cast<int>(c.cp_comm) << 9),
+                                      static_cast<int>(c.cp_comm) << 9 | c.cp_a2a_size << 11),
                0, 0, 0,
                static_cast<uint64_t>(cs.m)}};
   *order_fits = PackOrder(c.order, &key.w[5]);
@@ -385,7 +386,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
                             CommRecord* record) {
   const CommTimes* timed = &CollectiveTimes(d, c, cs, u, record);
   TimedComm out;
-  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, u.layer.bwd.attention - u.layer.recompute_s, c.cp,
+  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, u.layer.bwd.attention - u.layer.recompute_s, c.CpRingSize(),
                        c.recompute);
   HideTpUnderGemms(d.stack, c, u.layer, out.layer, record);
   out.emb = timed->emb;
@@ -400,7 +401,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
     if (d.lcm.kind_layers[k] <= 0) continue;
     const UnitCost& uk = u.kinds[k];
     const TimedList<24>& list = mlp ? (*mlp)[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
-    kinds[k] = FoldComm(list, uk.fwd.attention, uk.bwd.attention - uk.recompute_s, c.cp, c.recompute);
+    kinds[k] = FoldComm(list, uk.fwd.attention, uk.bwd.attention - uk.recompute_s, c.CpRingSize(), c.recompute);
     HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr);   // the record follows the mean layer
   }
   out.kinds = &kinds;

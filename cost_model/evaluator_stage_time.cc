@@ -155,7 +155,7 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitCom
 
 // Per-dimension totals and exposure of a stage over the step.
 void DimensionTotals(const StageUnits& su, const StagePhases& p, const UnitComm& layer_comm, int m, int layers,
-                     double p2p_mb, bool cp_blocking, StageResult& st) {
+                     double p2p_mb, bool cp_blocking, bool cp_mixed, StageResult& st) {
   const double fsdp_exposed = m * (p.f_mid.exposed + p.b_mid.exposed) + (p.f_first.exposed - p.f_mid.exposed) +
                               (p.b_last.exposed - p.b_mid.exposed) + su.step_end;
   for (int k = 0; k < kNumDims; ++k) st.dim_total[k] = m * su.dim_mb[k] + su.dim_step[k];
@@ -167,6 +167,12 @@ void DimensionTotals(const StageUnits& su, const StagePhases& p, const UnitComm&
   st.dim_exposed[DimIndex(ParallelDim::kCp)] =
       cp_blocking ? st.dim_total[DimIndex(ParallelDim::kCp)]
                   : m * (layer_comm.cp_exposed_fwd + layer_comm.cp_exposed_bwd) * layers;
+  if (cp_mixed) {
+    // a2a+p2p: the all-to-alls in full, the ring beyond its attention blocks.
+    const double ring_hidden =
+        m * (layer_comm.cp_total - layer_comm.cp_exposed_fwd - layer_comm.cp_exposed_bwd) * layers;
+    st.dim_exposed[DimIndex(ParallelDim::kCp)] = std::max(0.0, st.dim_total[DimIndex(ParallelDim::kCp)] - ring_hidden);
+  }
   st.dim_exposed[DimIndex(ParallelDim::kPp)] = m * p2p_mb;
   st.comm = 0;
   for (int k = 0; k < kNumDims; ++k) st.comm += st.dim_total[k];
@@ -223,7 +229,8 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_mb;
   st.exposed = m * exposed_mb + (p.f_first.exposed - p.f_mid.exposed) + (p.b_last.exposed - p.b_mid.exposed) +
                su.step_end;
-  DimensionTotals(su, p, *sl.comm, m, layers, p2p_mb, c.cp > 1 && c.cp_comm != CpComm::kP2p, st);
+  const bool cp_mixed = c.cp > 1 && c.CpRingSize() > 1 && c.CpA2aSize() > 1;
+  DimensionTotals(su, p, *sl.comm, m, layers, p2p_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed, st);
   return st;
 }
 

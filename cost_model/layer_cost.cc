@@ -154,27 +154,35 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   // Local-attention layers (sliding window, chunks) compute a fraction of the scores.
   const double attn_flops = 4.0 * T * (m.seq * m.flops.AttentionContextFraction(m.seq)) * m.attn_core_width / tp;
   double attn_bytes_fwd = 0, attn_bytes_bwd = 0;   // HBM traffic beside the attention kernels
-  const bool cp_ring = c.cp > 1 && c.cp_comm == CpComm::kP2p;
-  const bool cp_a2a = c.cp > 1 && c.cp_comm == CpComm::kA2a;
+  // The ring and all-to-all parts of the CP kind: p2p is all ring, a2a all
+  // all-to-all; a2a+p2p all-to-alls over cp_a2a_size ranks, then a ring over
+  // cp/cp_a2a_size (TE AttnFuncWithCPAndKVP2P; inner size 1 or cp is p2p or a2a).
+  const int cp_ring_ranks = c.cp > 1 ? c.CpRingSize() : 1;
+  const int cp_a2a_ranks = c.cp > 1 ? c.CpA2aSize() : 1;
+  const bool cp_ring = cp_ring_ranks > 1;
+  const bool cp_a2a = cp_a2a_ranks > 1;
   if (m.attention.fused) {
-    // All-to-all CP runs each kernel on the whole sequence for cp× fewer
-    // heads; ring and all-gather CP on the local queries' blocks.
-    const FwdBwd attn = AttentionSeconds(d, attn_flops, cp_a2a ? m.seq : m.seq / c.cp);
+    // All-to-all CP runs each kernel on a2a× more of the sequence for a2a×
+    // fewer heads; the ring splits that sequence into its ranks' blocks.
+    const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / (c.cp / cp_a2a_ranks));
     u.fwd.attention = attn.fwd;
     u.bwd.attention = attn.bwd;
     if (cp_ring) {
-      // Ring attention's merge of partial outputs and gradient accumulation.
+      // Ring attention's merge of partial outputs and gradient accumulation
+      // (after an all-to-all a rank holds a× the tokens of 1/a of the heads: same elements).
       const double out_elems = T * m.ad / tp;
       const double qkv_elems = T * (m.ad + 2.0 * m.gd) / tp;
-      attn_bytes_fwd = out_elems * (s.cp_merge_bytes_fixed + (c.cp - 1) * s.cp_merge_bytes_per_step);
-      attn_bytes_bwd = qkv_elems * (s.cp_grad_bytes_fixed + c.cp * s.cp_grad_bytes_per_step);
-    } else if (cp_a2a) {
+      attn_bytes_fwd = out_elems * (s.cp_merge_bytes_fixed + (cp_ring_ranks - 1) * s.cp_merge_bytes_per_step);
+      attn_bytes_bwd = qkv_elems * (s.cp_grad_bytes_fixed + cp_ring_ranks * s.cp_grad_bytes_per_step);
+    }
+    if (cp_a2a) {
       // One layout copy (read + write, 4 B per bf16 element) of q, k, v and
       // the output around their all-to-alls: DeepSpeed's single_all_to_all
       // (transpose().contiguous()), Transformer Engine's
       // flash_attn_a2a_communicate (movedim().contiguous()). Backward: their gradients.
-      attn_bytes_fwd = kCpA2aLayoutBytes * T * (2.0 * m.ad + 2.0 * m.gd) / tp * (d.element_bytes / 2.0);
-      attn_bytes_bwd = attn_bytes_fwd;
+      const double layout_bytes = kCpA2aLayoutBytes * T * (2.0 * m.ad + 2.0 * m.gd) / tp * (d.element_bytes / 2.0);
+      attn_bytes_fwd += layout_bytes;
+      attn_bytes_bwd += layout_bytes;
     }
     u.fwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
     u.bwd.elementwise += MemorySeconds(d, attn_bytes_bwd);
@@ -216,8 +224,8 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   // CP launches: the ring's per-step kernels; a2a's 4 all-to-alls with their
   // layout copies; all-gather's gather and the second of its two query chunks.
   double n_cp = 0;
-  if (cp_ring) n_cp = static_cast<double>(s.cp_kernels_per_step) * c.cp;
-  if (cp_a2a) n_cp = 8;
+  if (cp_ring) n_cp += static_cast<double>(s.cp_kernels_per_step) * cp_ring_ranks;
+  if (cp_a2a) n_cp += 8;
   if (c.cp > 1 && c.cp_comm == CpComm::kAllGather) n_cp = 2;
   const double n_fwd = s.kernels_per_layer_forward + n_cp;
   // Tensor-parallel linears (q, k, v, o and the MLP's) dispatch through the

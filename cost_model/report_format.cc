@@ -102,7 +102,10 @@ struct Column {
 std::string ShortConfig(const Report& r) {
   const ParallelConfig& c = r.config;
   std::string s = StrCat("dp=", c.dp, ",tp=", c.tp, ",pp=", c.pp);
-  if (c.cp > 1) s += StrCat(",cp=", c.cp, "(", ToString(c.cp_comm), ")");   // the kind a plan's CP uses
+  if (c.cp > 1) {   // the kind a plan's CP uses (a2a+p2p with its all-to-all group: "a2a+p2p:2")
+    s += StrCat(",cp=", c.cp, "(", ToString(c.cp_comm),
+                c.cp_comm == CpComm::kA2aP2p ? StrCat(":", c.cp_a2a_size) : std::string(), ")");
+  }
   if (c.ep > 1) s += StrCat(",ep=", c.ep);
   s += StrCat(",mbs=", c.micro_batch, ",", ShardingText(c));
   if (c.recompute != RecomputeMode::kNone) s += StrCat(",rc=", ToString(c.recompute));

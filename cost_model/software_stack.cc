@@ -168,6 +168,7 @@ SoftwareStack PyTorchFsdp() {
   s.supports_cp_p2p = true;
   s.supports_cp_a2a = false;
   s.supports_cp_allgather = false;
+  s.supports_cp_a2a_p2p = false;
   // Host work per micro-batch beside kernel launches, and TP overlap: no
   // measurement and no overlap in eager FSDP (ASSUMPTION 0; docs/DECISIONS.md).
   s.host_per_micro_batch_s = 0;
@@ -249,10 +250,11 @@ SoftwareStack Torchtitan() {
   s.sac_matmul_recompute_fraction = 0.5;
   s.supports_zero_bubble = true;
   // parallelism.context_parallel_rotate_method (torchtitan/config/job_config.py):
-  // "allgather" (the default) or "alltoall" (ring rotation): both kinds.
-  // parallelism.enable_async_tensor_parallel defaults to False: TP blocks.
+  // "allgather" (the default) or "alltoall" (ring rotation): both kinds, no
+  // hierarchical one. parallelism.enable_async_tensor_parallel defaults to False: TP blocks.
   s.supports_cp_p2p = true;
   s.supports_cp_allgather = true;
+  s.supports_cp_a2a_p2p = false;
   s.tp_comm_overlap = 0;
   // activation_checkpoint.mode = "selective" with selective_ac_option = "<k>":
   // every k-th transformer block this rank builds is wrapped whole
@@ -330,10 +332,14 @@ SoftwareStack MegatronCore() {
   s.supports_zero_bubble = false;
   // --cp-comm-type p2p | a2a | allgather | a2a+p2p, default p2p (Megatron-LM
   // d98e8a6 megatron/training/arguments.py, _add_distributed_args). a2a+p2p
-  // needs --hierarchical-context-parallel-sizes and is not modelled.
+  // with --hierarchical-context-parallel-sizes a2a p2p (validate_args asserts
+  // their product is the cp size; TEDotProductAttention passes the two groups
+  // of parallel_state's create_hierarchical_groups to Transformer Engine >= 1.12,
+  // megatron/core/extensions/transformer_engine.py).
   s.supports_cp_p2p = true;
   s.supports_cp_a2a = true;
   s.supports_cp_allgather = true;
+  s.supports_cp_a2a_p2p = true;
   // --recompute-granularity full --recompute-method block --recompute-num-layers N
   // (Megatron-LM d98e8a6, megatron/training/arguments.py choices uniform,block;
   // megatron/core/transformer/transformer_block.py _checkpointed_forward):
@@ -473,12 +479,13 @@ SoftwareStack DeepSpeedZero() {
   // DeepSpeed-Ulysses (deepspeedai/DeepSpeed deepspeed/sequence/layer.py,
   // DistributedAttention): _SeqAllToAll re-splits q, k and v from sequence
   // to heads before the local attention and the output back after it, four
-  // all-to-alls forward and four backward; it composes with ZeRO. No ring
-  // or all-gather kind.
+  // all-to-alls forward and four backward; it composes with ZeRO. No ring,
+  // all-gather or hierarchical kind.
   s.supports_cp = true;
   s.supports_cp_p2p = false;
   s.supports_cp_a2a = true;
   s.supports_cp_allgather = false;
+  s.supports_cp_a2a_p2p = false;
   return s;
 }
 
@@ -632,6 +639,7 @@ bool SoftwareStack::SupportsCp(CpComm kind) const {
     case CpComm::kP2p: return supports_cp_p2p;
     case CpComm::kA2a: return supports_cp_a2a;
     case CpComm::kAllGather: return supports_cp_allgather;
+    case CpComm::kA2aP2p: return supports_cp_a2a_p2p;
   }
   return false;
 }

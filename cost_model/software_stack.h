@@ -114,6 +114,7 @@ struct SoftwareStack {
   bool supports_cp_p2p = true;         // ring of K/V point-to-point steps
   bool supports_cp_a2a = false;        // all-to-all head/sequence re-split (Ulysses)
   bool supports_cp_allgather = false;  // one K/V all-gather before attention
+  bool supports_cp_a2a_p2p = false;    // Megatron's hierarchical a2a inside, K/V ring across
   bool supports_interleaved = true;    // interleaved (virtual-stage) pipeline schedule
   bool supports_zero_bubble = false;   // zero-bubble schedules
   // Partial full recompute: only some layers of a stage rebuilt in backward

@@ -82,6 +82,8 @@ const std::vector<StackField>& StackFields() {
       Flag("supports_cp_p2p", &St::supports_cp_p2p, "planner: cp_comm=p2p (K/V ring)"),
       Flag("supports_cp_a2a", &St::supports_cp_a2a, "planner: cp_comm=a2a (Ulysses all-to-all)"),
       Flag("supports_cp_allgather", &St::supports_cp_allgather, "planner: cp_comm=allgather (K/V all-gather)"),
+      Flag("supports_cp_a2a_p2p", &St::supports_cp_a2a_p2p,
+           "planner: cp_comm=a2a+p2p (all-to-all inside cp_a2a_size ranks, K/V ring across)"),
       Flag("supports_interleaved", &St::supports_interleaved, "planner: interleaved schedule"),
       Flag("supports_zero_bubble", &St::supports_zero_bubble, "planner: zero-bubble schedule"),
       Flag("supports_partial_recompute", &St::supports_partial_recompute,
@@ -125,7 +127,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 

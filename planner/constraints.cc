@@ -129,7 +129,7 @@ std::string CanonicalWord(ConstraintKey key, const std::string& raw, const std::
       if (v == "off" || v == "false" || v == "0") return "off";
       throw InvalidInput("", StrCat(where, ": ", name), StrCat("unknown value '", raw, "' (valid: on, off)"));
     case ConstraintKey::kCpComm:
-      return check_in({"p2p", "a2a", "allgather"});
+      return check_in({"p2p", "a2a", "allgather", "a2a+p2p"});
     case ConstraintKey::kOrder:
       if (v == "any") return v;
       if (!IsValidOrder(v)) {

@@ -81,6 +81,7 @@ std::string ShortConfig(const ParallelConfig& c) {
   std::string s = StrCat("dp=", c.dp, ",tp=", c.tp, ",pp=", c.pp);
   if (c.cp > 1) s += StrCat(",cp=", c.cp);
   if (c.cp > 1 && c.cp_comm != CpComm::kP2p) s += StrCat(",cp_comm=", ToString(c.cp_comm));
+  if (c.cp > 1 && c.cp_comm == CpComm::kA2aP2p) s += StrCat(",cp_a2a_size=", c.cp_a2a_size);
   if (c.ep > 1) s += StrCat(",ep=", c.ep);
   s += StrCat(",mbs=", c.micro_batch, ",", c.sharding == ShardingMode::kHsdp ? StrCat("hsdp:", c.hsdp_group)
                                                                                : std::string(ToString(c.sharding)));

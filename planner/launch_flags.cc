@@ -58,6 +58,11 @@ void MegatronParallel(const ParallelConfig& c, const ModelSpec& model, MegatronA
   // Passed through to Transformer Engine, which spells the gather kind "all_gather"
   // (megatron/core/extensions/transformer_engine.py, TEDotProductAttention).
   if (c.cp > 1) a.Add("--cp-comm-type", c.cp_comm == CpComm::kAllGather ? "all_gather" : ToString(c.cp_comm));
+  // a2a+p2p: the a2a group's size, then the p2p ring's (Megatron-LM d98e8a6
+  // model_parallel_config.py hierarchical_context_parallel_sizes; product = cp).
+  if (c.cp > 1 && c.cp_comm == CpComm::kA2aP2p) {
+    a.Add("--hierarchical-context-parallel-sizes", StrCat(c.CpA2aSize(), " ", c.CpRingSize()));
+  }
   if (model.IsMoe()) a.Add("--expert-model-parallel-size", std::to_string(c.ep));
   if (c.tp > 1 && c.sequence_parallel) a.Add("--sequence-parallel");   // validate_args drops it at tp = 1
   if (c.pp > 1 && c.vpp > 1) {

@@ -111,6 +111,7 @@ SpaceOptions SpaceFor(const SoftwareStack& stack, SpaceOptions options) {
   options.cp_p2p = options.cp_p2p && stack.SupportsCp(CpComm::kP2p);
   options.cp_a2a = options.cp_a2a && stack.SupportsCp(CpComm::kA2a);
   options.cp_allgather = options.cp_allgather && stack.SupportsCp(CpComm::kAllGather);
+  options.cp_a2a_p2p = options.cp_a2a_p2p && stack.SupportsCp(CpComm::kA2aP2p);
   options.interleaved = options.interleaved && stack.supports_interleaved;
   options.zero_bubble = options.zero_bubble && stack.supports_zero_bubble;
   options.partial_recompute = stack.supports_partial_recompute;
@@ -136,6 +137,7 @@ ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
   config.order = orders[c.order];
   config.prefetch = c.prefetch;
   config.cp_comm = static_cast<CpComm>(c.cp_comm);
+  config.cp_a2a_size = c.cp_a2a_size;
   if (c.ends_lighter > 0) config.pp_layers = EndsLighterSplit(layers, c.pp, c.ends_lighter);
   return config;
 }
@@ -254,22 +256,40 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
           if (cp > 1 && !options.cp) { reject(kReasonStack); continue; }
           // CP kinds: those the stack runs, the constraints allow and the
           // model's heads split into (all-to-all); one entry (p2p) without cp.
-          std::vector<CpComm> cp_kinds;
+          // a2a+p2p (Megatron's hierarchical kind, meant for "A2A in low-level
+          // CP groups (e.g., via NVLink), P2P in high-level (e.g., via IB)":
+          // Megatron-LM d98e8a6 transformer_config.py cp_comm_type) comes with
+          // each all-to-all group size a that keeps the group's tp·a ranks
+          // inside a node under the default order (tp innermost, cp next:
+          // tp·a divides the node), strictly between 1 and cp (a = 1 is p2p,
+          // a = cp is a2a, both already here).
+          struct CpKind {
+            CpComm kind;
+            int a2a_size;
+          };
+          std::vector<CpKind> cp_kinds;
           if (cp == 1) {
-            cp_kinds.push_back(CpComm::kP2p);
+            cp_kinds.push_back({CpComm::kP2p, 0});
           } else {
-            const std::pair<CpComm, bool> kinds[] = {{CpComm::kP2p, options.cp_p2p},
-                                                     {CpComm::kA2a, options.cp_a2a},
-                                                     {CpComm::kAllGather, options.cp_allgather}};
+            std::vector<CpKind> kinds;
+            if (options.cp_p2p) kinds.push_back({CpComm::kP2p, 0});
+            if (options.cp_a2a) kinds.push_back({CpComm::kA2a, 0});
+            if (options.cp_allgather) kinds.push_back({CpComm::kAllGather, 0});
+            if (options.cp_a2a_p2p) {
+              for (int64_t a : Divisors(cp)) {
+                if (a > 1 && a < cp && a <= 255 && gpus_per_node > 0 && gpus_per_node % (tp * a) == 0) {
+                  kinds.push_back({CpComm::kA2aP2p, static_cast<int>(a)});
+                }
+              }
+            }
             const char* cut = nullptr;
-            for (const auto& [kind, supported] : kinds) {
-              if (!supported) continue;
-              if (!constraints.Allows(ConstraintKey::kCpComm, parasim::ToString(kind))) {
+            for (const CpKind& k : kinds) {
+              if (!constraints.Allows(ConstraintKey::kCpComm, parasim::ToString(k.kind))) {
                 cut = kReasonConstraint;
-              } else if (!CpCommProblem(model, static_cast<int>(tp), static_cast<int>(cp), kind).empty()) {
+              } else if (!CpCommProblem(model, static_cast<int>(tp), static_cast<int>(cp), k.kind, k.a2a_size).empty()) {
                 if (!cut) cut = kReasonCpHeads;
               } else {
-                cp_kinds.push_back(kind);
+                cp_kinds.push_back(k);
               }
             }
             if (cp_kinds.empty()) { reject(cut ? cut : kReasonStack); continue; }
@@ -281,7 +301,7 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
             continue;
           }
 
-          for (CpComm cp_kind : cp_kinds) {
+          for (const CpKind& cp_kind : cp_kinds) {
           std::vector<ScheduleChoice> schedules;
           if (pp == 1) {
             schedules.push_back({PipelineSchedule::k1F1B, 1});
@@ -336,7 +356,8 @@ void EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, 
                       c.pp = static_cast<int16_t>(pp);
                       c.cp = static_cast<int16_t>(cp);
                       c.ep = static_cast<int16_t>(ep);
-                      c.cp_comm = static_cast<uint8_t>(cp_kind);
+                      c.cp_comm = static_cast<uint8_t>(cp_kind.kind);
+                      c.cp_a2a_size = static_cast<uint8_t>(cp_kind.a2a_size);
                       c.mbs = static_cast<int32_t>(mbs);
                       c.sharding = static_cast<uint8_t>(mode);
                       c.hsdp_group = group;

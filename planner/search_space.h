@@ -38,6 +38,7 @@ struct SpaceOptions {
   bool cp_p2p = true;             // its kinds (ParallelConfig::cp_comm)
   bool cp_a2a = true;
   bool cp_allgather = true;
+  bool cp_a2a_p2p = true;         // with each all-to-all group size that stays inside a node
   // Partial full recompute (ParallelConfig::recompute_layers): a quarter,
   // half and three quarters of the smallest stage's layers, besides none,
   // selective and full: a coarse sweep of the memory/time trade that triples
@@ -69,6 +70,7 @@ struct Candidate {
   int16_t recompute_layers = 0;   // with recompute=full: layers per stage recomputed (0 = all)
   uint8_t schedule = static_cast<uint8_t>(PipelineSchedule::k1F1B);
   uint8_t cp_comm = static_cast<uint8_t>(CpComm::kP2p);   // with cp > 1: how attention exchanges K/V
+  uint8_t cp_a2a_size = 0;   // with cp_comm=a2a+p2p: the all-to-all group's ranks
   uint8_t ends_lighter = 0;  // pp split: first and last stages this many layers lighter (0 = balanced)
   bool sp = false;
 };

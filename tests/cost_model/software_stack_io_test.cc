@@ -209,7 +209,7 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   supports_cp_p2p/a2a/allgather, pp_host_synchronous, host_per_micro_batch_s, tp_comm_overlap,
   //   tp_overlap_gemm_slowdown, swiglu_saves_input_only, supports_partial_recompute,
   //   pp_balance_by_compute
-  REQUIRE(StackFields().size() == 66);
+  REQUIRE(StackFields().size() == 67);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
@@ -243,6 +243,17 @@ TEST_CASE("cost_model: CP kinds, TP overlap and host-synchronous p2p round-trip 
   CHECK(f.stack == s);
   CHECK_FALSE(f.stack.SupportsCp(CpComm::kP2p));
   CHECK(f.stack.SupportsCp(CpComm::kA2a));
+  CHECK(f.stack.SupportsCp(CpComm::kA2aP2p));   // megatron-core's, kept through the file
+  s.supports_cp_a2a_p2p = false;
+  const SoftwareStackFile g = ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}, "megatron-core"), "s.yaml");
+  CHECK(g.stack == s);
+  CHECK_FALSE(g.stack.SupportsCp(CpComm::kA2aP2p));
+  // Only Megatron-Core runs the hierarchical kind.
+  for (const char* name : {"megatron-core", "torchtitan", "pytorch-fsdp", "pytorch-fsdp2", "deepspeed-zero",
+                           "megatron-deepspeed", "megatron-lm-2021", "nanotron"}) {
+    INFO(name);
+    CHECK(LoadSoftwareStack(name).SupportsCp(CpComm::kA2aP2p) == (std::string(name) == "megatron-core"));
+  }
   // Out of range: a fraction above 1 is named with its field.
   const std::string bad = "base: megatron-core\ntp_comm_overlap: 1.5\n";
   CHECK_THROWS_WITH(ParseSoftwareStackYaml(bad, "bad.yaml"), Catch::Matchers::Contains("tp_comm_overlap"));

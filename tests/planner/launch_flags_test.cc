@@ -139,6 +139,10 @@ TEST_CASE("planner: megatron flags name the plan's CP kind as Transformer Engine
   CHECK_THAT(flags("dp=64,cp=4,sharding=zero1,cp_comm=a2a"), Contains("--cp-comm-type a2a"));
   CHECK_THAT(flags("dp=64,cp=4,sharding=zero1,cp_comm=allgather"), Contains("--cp-comm-type all_gather"));
   CHECK_THAT(flags("dp=256,sharding=zero1"), !Contains("--cp-comm-type"));
+  // Hierarchical: the a2a group's size, then the ring's (their product is cp).
+  CHECK_THAT(flags("dp=32,cp=8,sharding=zero1,cp_comm=a2a+p2p,cp_a2a_size=2"),
+             Contains("--cp-comm-type a2a+p2p") && Contains("--hierarchical-context-parallel-sizes 2 4"));
+  CHECK_THAT(flags("dp=64,cp=4,sharding=zero1,cp_comm=a2a"), !Contains("--hierarchical-context-parallel-sizes"));
 }
 
 TEST_CASE("planner: partial full recompute emits Megatron's block method and torchtitan's layer frequency",

@@ -146,6 +146,15 @@ TEST_CASE("planner: the space equals a brute force filtered by ParallelConfig::V
                           c.cp_comm = kind;
                           if (c.Validate(model, job, gpus).empty()) brute.insert(c.ToString());
                         }
+                        // a2a+p2p: all-to-all groups strictly inside cp whose tp·a ranks
+                        // divide the node of 4 (the planner's node rule).
+                        for (int a = 2; a < cp; ++a) {
+                          if (4 % (tp * a) != 0) continue;
+                          ParallelConfig h = c;
+                          h.cp_comm = CpComm::kA2aP2p;
+                          h.cp_a2a_size = a;
+                          if (h.Validate(model, job, gpus).empty()) brute.insert(h.ToString());
+                        }
                       }
               }
         }
@@ -153,6 +162,41 @@ TEST_CASE("planner: the space equals a brute force filtered by ParallelConfig::V
   CHECK(planned.size() == space.candidates.size());   // no duplicates
   CHECK(planned == brute);
   CHECK(brute.size() > 500);
+}
+
+TEST_CASE("planner: a2a+p2p comes with the all-to-all groups that stay in a node", "[planner]") {
+  // 16 GPUs in nodes of 4, cp = 16: the all-to-all group a (1 < a < cp)
+  // with tp·a dividing the node; the heads (8) split over tp·a.
+  auto sizes = [](const SearchSpace& s) {
+    std::set<int> out;
+    for (size_t i = 0; i < s.candidates.size(); ++i) {
+      const ParallelConfig c = s.ToConfig(i);
+      if (c.cp_comm != CpComm::kA2aP2p) continue;
+      CHECK(c.CpA2aSize() * c.CpRingSize() == c.cp);
+      CHECK(c.Validate(TinyModel(2, 8), Job(1, 64), 16).empty());
+      out.insert(c.cp_a2a_size);
+    }
+    return out;
+  };
+  const SpaceOptions megatron = SpaceFor(LoadSoftwareStack("megatron-core"), Small());
+  CHECK(sizes(EnumerateSpace(TinyModel(2, 8), Job(1, 64), 16, 4, ConstraintSet::Parse("cp=16"), megatron)) ==
+        std::set<int>{2, 4});
+  CHECK(sizes(EnumerateSpace(TinyModel(2, 8), Job(1, 64), 16, 4, ConstraintSet::Parse("cp=8,tp=2"), megatron)) ==
+        std::set<int>{2});
+  // Nodes of 8: a = 8 (all-to-all inside the node, ring of 2 across).
+  CHECK(sizes(EnumerateSpace(TinyModel(2, 8), Job(1, 64), 16, 8, ConstraintSet::Parse("cp=16"), megatron)) ==
+        std::set<int>{2, 4, 8});
+  // Two heads: only a = 2 splits them.
+  CHECK(sizes(EnumerateSpace(TinyModel(2, 2), Job(1, 64), 16, 8, ConstraintSet::Parse("cp=16"), megatron)) ==
+        std::set<int>{2});
+  // Stacks without the kind, and the constraint word.
+  CHECK(sizes(EnumerateSpace(TinyModel(2, 8), Job(1, 64), 16, 4, ConstraintSet::Parse("cp=16"),
+                             SpaceFor(LoadSoftwareStack("torchtitan"), Small())))
+            .empty());
+  const SearchSpace picked = EnumerateSpace(TinyModel(2, 8), Job(1, 64), 16, 4,
+                                            ConstraintSet::Parse("cp=16,cp_comm=a2a+p2p"), megatron);
+  CHECK_FALSE(picked.candidates.empty());
+  for (size_t i = 0; i < picked.candidates.size(); ++i) CHECK(picked.ToConfig(i).cp_comm == CpComm::kA2aP2p);
 }
 
 TEST_CASE("planner: enumeration is in canonical order and deterministic", "[planner]") {

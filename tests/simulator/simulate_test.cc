@@ -159,6 +159,8 @@ const AgreementCase kAgreementCases[] = {
     {"llama2-7b", 4, "dp=8,tp=2,cp=2,sharding=zero2"},
     {"llama2-7b", 4, "dp=4,tp=2,cp=4,sharding=zero2,cp_comm=a2a"},
     {"llama2-7b", 4, "dp=4,tp=2,cp=4,sharding=zero2,cp_comm=allgather"},
+    {"llama2-7b", 4, "dp=2,tp=2,cp=8,sharding=zero2,cp_comm=a2a+p2p,cp_a2a_size=2"},
+    {"llama2-7b", 4, "dp=2,tp=2,cp=8,sharding=zero2,cp_comm=a2a+p2p,cp_a2a_size=4"},
     {"mixtral-8x7b", 8, "dp=16,ep=8,tp=4,sharding=zero1"},
     {"llama2-7b", 4, "dp=32,sharding=zero2,recompute=full"},
     {"llama2-7b", 4, "dp=4,tp=2,pp=4,sharding=zero1,recompute=full,recompute_layers=3"},
