@@ -209,7 +209,7 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   supports_cp_p2p/a2a/allgather, pp_host_synchronous, host_per_micro_batch_s, tp_comm_overlap,
   //   tp_overlap_gemm_slowdown, swiglu_saves_input_only, supports_partial_recompute,
   //   pp_balance_by_compute
-  REQUIRE(StackFields().size() == 66);
+  REQUIRE(StackFields().size() == 68);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
