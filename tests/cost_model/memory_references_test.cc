@@ -185,11 +185,11 @@ std::string TorchtitanStageLayers(int layers, int pp, int v) {
 // dp_shard·cp (zero3), TP with sequence-parallel norms, torch pipelining with
 // torchtitan's default split, all-gather CP; predicted = the allocator's
 // reserved pool (the estimate less the stack's reserve and CUDA context).
-std::vector<MemoryRow> PredictTorchtitanTableRuns() {
+std::vector<MemoryRow> PredictTorchtitanTableRuns(const std::string& csv = "memory_torchtitan_perf_tables.csv") {
   const std::string root = PARASIM_SOURCE_DIR;
   const SoftwareStack stack = LoadSoftwareStack("torchtitan");
   std::vector<MemoryRow> out;
-  for (const auto& r : testing::ReadCsv(root + "/tests/data/memory_torchtitan_perf_tables.csv")) {
+  for (const auto& r : testing::ReadCsv(root + "/tests/data/" + csv)) {
     const ModelSpec model = LoadModel(r.at("model"));
     const int gpus = std::stoi(r.at("gpus"));
     const int dp = std::stoi(r.at("dp_shard")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp"));
@@ -199,7 +199,7 @@ std::vector<MemoryRow> PredictTorchtitanTableRuns() {
     job.global_batch = static_cast<int64_t>(dp) * local_batch;
     job.seq_len = std::stoll(r.at("seq_len"));
     job.stack = stack.name;
-    if (r.at("float8") == "true") job.precision = Precision::kFp8;
+    if (r.at("float8") == "true") job.precision = Precision::kFp8;   // tensorwise; "rowwise" keeps bf16 memory (CSV)
     std::string cfg = "dp=" + r.at("dp_shard") + ",tp=" + r.at("tp") + ",pp=" + r.at("pp") + ",cp=" + r.at("cp") +
                       ",mbs=" + std::to_string(local_batch / microbatches) + ",sharding=zero3,recompute=" + r.at("ac") +
                       (tp > 1 ? ",sp=on" : ",sp=off");
@@ -254,17 +254,37 @@ TEST_CASE("cost_model: memory against torchtitan's Float8 and 2D/3D/4D peaks", "
   CHECK(worst <= kRecordedWorst + 0.02);
 }
 
+TEST_CASE("cost_model: memory against torchao's float8 torchtitan benchmark peaks", "[cost_model][memory]") {
+  const std::vector<MemoryRow> rows = PredictTorchtitanTableRuns("memory_torchao_float8_llama3_8b.csv");
+  REQUIRE(rows.size() == 3);
+  double worst = 0;
+  for (const MemoryRow& row : rows) {
+    if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
+      std::printf("| %s | %.2f | %.2f | %+.1f%% |\n", row.run.c_str(), row.predicted / (1 << 30),
+                  row.measured / (1 << 30), 100 * row.Error());
+    worst = std::max(worst, std::fabs(row.Error()));
+  }
+  // The three recipes measure within 0.3% of each other; under op-level SAC
+  // and with the bf16 embedding the largest FSDP unit, the model keeps them equal.
+  CHECK_THAT(rows[1].predicted, Catch::Matchers::WithinRel(rows[0].predicted, 0.003));
+  CHECK(rows[2].predicted == rows[0].predicted);
+  INFO("worst |error| " << 100 * worst << "%");
+  constexpr double kRecordedWorst = 0.027;
+  CHECK(worst <= kRecordedWorst + 0.02);
+}
+
 TEST_CASE("cost_model: memory against every measured reference, combined", "[cost_model][memory]") {
   // docs/accuracy.md "## Memory" reports the median and worst |error| over
   // every scored row (Sailor's suspect rows left out).
   std::vector<double> abs_errors;
-  for (const auto& rows : {PredictSailorRuns(), PredictTorchtitanRuns(), PredictTorchtitanTableRuns()})
+  for (const auto& rows : {PredictSailorRuns(), PredictTorchtitanRuns(), PredictTorchtitanTableRuns(),
+                           PredictTorchtitanTableRuns("memory_torchao_float8_llama3_8b.csv")})
     for (const MemoryRow& row : rows)
       if (!row.suspect) abs_errors.push_back(std::fabs(row.Error()));
-  REQUIRE(abs_errors.size() == 33 + 4 + 14);
+  REQUIRE(abs_errors.size() == 33 + 4 + 14 + 3);
   const double median = Median(abs_errors), worst = *std::max_element(abs_errors.begin(), abs_errors.end());
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
-  constexpr double kRecordedMedian = 0.028, kRecordedWorst = 0.304;
+  constexpr double kRecordedMedian = 0.026, kRecordedWorst = 0.304;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
