@@ -4,6 +4,7 @@
 #include <array>
 
 #include "cost_model/evaluator_stage_time.h"
+#include "cost_model/precision.h"
 #include "cost_model/precision_memory.h"
 
 namespace parasim {
@@ -102,8 +103,10 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   const double T = cs.T;
   // All-gather CP: backward holds the gathered K,V of the whole sequence
   // and their gradients before the reduce-scatter (one layer at a time).
+  // K,V a·d wide where the stack repeats them to every head first (repeats_kv_heads).
+  const double kv_width = d.stack.repeats_kv_heads ? d.lcm.ad : d.lcm.gd;
   const double cp_gathered_kv = c.cp > 1 && c.cp_comm == CpComm::kAllGather
-                                    ? 2.0 * c.cp * T * 2.0 * d.lcm.gd / c.tp * d.stack.activation_bytes
+                                    ? 2.0 * c.cp * T * 2.0 * kv_width / c.tp * d.stack.activation_bytes
                                     : 0.0;
   // A model mixing dense and MoE layers: each MLP kind's per-layer terms.
   const bool mlp_kinds = u.several_kinds && d.model.MixesLayerKinds();
@@ -120,6 +123,11 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
       p == Precision::kBf16 || p == Precision::kFp32
           ? 0.0
           : QuantizedWeightCacheBytes(d.stack, p, d.cluster.gpu.architecture == "blackwell", primary_quantized);
+  // Weights gathered already quantized (primary_quantized: FSDP2 float8
+  // all-gather, Megatron --fp8/fp4-param-gather) are that size unsharded;
+  // embedding, head and NVFP4's BF16 blocks are gathered in BF16.
+  const double bf16_bytes = d.stack.compute_param_bytes;
+  const double layer_gather_bytes = primary_quantized ? ParamGatherBytes(d.stack, p) : bf16_bytes;
   const double logits_bytes = LossBytes(d.stack, T, d.lcm.vocab, c.tp);
   const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
   out->stage_bytes.resize(cs.pp);
@@ -137,7 +145,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int L = stage_layers[s];
-    const double in_flight = MicroBatchesInFlight(c.schedule, cs.pp, cs.m, cs.v, s);
+    const double in_flight = MicroBatchesInFlight(c.schedule, cs.pp, cs.m, cs.v, s, d.stack.pp_interleaved_full_warmup);
     const bool middle = !first && !last;
     const int64_t bf16 = Bf16LayersOnStage(d, stage_layers, s);
     const StageKinds& kinds = stage_kinds.empty() ? kOneKind : stage_kinds[s];
@@ -158,8 +166,15 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.params.dense = params.dense;
     mi.params.expert = params.expert;
     mi.params.layers = L;
-    mi.params.largest_layer =
-        std::max({LargestLayerParams(u, kinds), first ? u.emb.params : 0.0, last ? u.head.params : 0.0});
+    const double largest_layer = LargestLayerParams(u, kinds);
+    const double largest_other = std::max(first ? u.emb.params : 0.0, last ? u.head.params : 0.0);
+    mi.params.largest_layer = std::max(largest_layer, largest_other);
+    if (layer_gather_bytes != bf16_bytes) {
+      const double quantized = (L - bf16) * layer.params;
+      mi.gathered_stage_bytes = quantized * layer_gather_bytes + (params.dense + params.expert - quantized) * bf16_bytes;
+      mi.gathered_unit_bytes =
+          std::max(largest_layer * (bf16 > 0 ? bf16_bytes : layer_gather_bytes), largest_other * bf16_bytes);
+    }
     const StageActivations held = StageActivationsOf(terms, kinds, L, bf16, mlp_kinds);
     const int recomputed = c.RecomputedLayers(L);
     if (partial && recomputed < L) {

@@ -56,25 +56,28 @@ double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, 
   return LayerWorkingBytes(a, tokens, tp, sp);
 }
 
-double InterleavedMicroBatchesInFlight(int pp, int m, int vpp, int stage) {
+double InterleavedMicroBatchesInFlight(int pp, int m, int vpp, int stage, bool full_warmup) {
   // Megatron-Core's interleaved 1F1B (megatron/core/pipeline_parallel/
   // schedules.py, get_schedule_table / the warm-up count of
   // forward_backward_pipelining_with_interleaving, microbatch_group_size_per_vp_stage
   // defaulting to pp): rank r runs 2·(p − r − 1) + (v − 1)·p chunk forwards
   // before its first backward and holds one more at the steady state's peak;
-  // with m = p every chunk is warm-up. A chunk is 1/v of the stage's layers.
+  // with m = p every chunk is warm-up. torch.distributed.pipelining's
+  // ScheduleInterleaved1F1B (_calculate_single_rank_operations,
+  // get_rank_warmup_ops) has the same count, capped at m·v, without that
+  // case. A chunk is 1/v of the stage's layers.
   const double chunks = static_cast<double>(m) * vpp;
-  if (m == pp) return static_cast<double>(m);
+  if (m == pp && full_warmup) return static_cast<double>(m);
   const double warmup = std::min(chunks, 2.0 * (pp - stage - 1) + static_cast<double>(vpp - 1) * pp);
   return std::min(chunks, warmup + 1.0) / vpp;
 }
 
-double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int m, int vpp, int stage) {
+double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int m, int vpp, int stage, bool full_warmup) {
   if (pp <= 1) return 1.0;
   switch (schedule) {
     case PipelineSchedule::kGpipe: return static_cast<double>(m);
     case PipelineSchedule::kInterleaved:
-      if (vpp > 1) return InterleavedMicroBatchesInFlight(pp, m, vpp, stage);
+      if (vpp > 1) return InterleavedMicroBatchesInFlight(pp, m, vpp, stage, full_warmup);
       [[fallthrough]];
     case PipelineSchedule::k1F1B:
     case PipelineSchedule::kZeroBubble:
@@ -148,6 +151,8 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   const double bf16 = s.compute_param_bytes;
   const bool accumulate_unsharded = in.pipelined && s.fsdp_pp_accumulate_unsharded;
   const double bucket = BucketParams(s, in);
+  const double stage_gathered = in.gathered_stage_bytes > 0 ? in.gathered_stage_bytes : local * bf16;
+  const double unit_gathered = in.gathered_unit_bytes > 0 ? in.gathered_unit_bytes : in.params.largest_layer * bf16;
   // Gathered weights and gradient temporaries by sharding mode.
   double gathered = 0, grad_temp = 0, reduce_temp = 0;
   switch (in.sharding) {
@@ -164,7 +169,7 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
     case ShardingMode::kZero2:
       // SHARD_GRAD_OP: no reshard after forward, so the stage's working
       // weights stay gathered from forward through backward (DESIGN.md §4).
-      gathered = local * bf16;
+      gathered = stage_gathered;
       grad_temp = (accumulate_unsharded ? local : 2.0 * bucket) * s.comm_grad_bytes;
       break;
     case ShardingMode::kZero3:
@@ -172,10 +177,13 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
       // FULL_SHARD reshards after forward: the unit computing plus `prefetch`
       // gathered ahead. Under pipelining the backward keeps the stage gathered
       // across micro-batches (no reshard after backward until the last).
-      gathered = std::min(local, (1.0 + std::max(0, in.prefetch)) * in.params.largest_layer) * bf16;
+      gathered = std::min(stage_gathered, (1.0 + std::max(0, in.prefetch)) * unit_gathered);
       if (s.live_param_elements > 0) gathered = std::min(gathered, s.live_param_elements * bf16);
+      // Under pipelining the gradients accumulate unsharded in the reduce
+      // dtype (comm_grad_bytes: FSDP2 upcasts them to reduce_dtype between
+      // micro-batches, FSDPParam.to_accumulated_grad_if_needed).
       grad_temp = (accumulate_unsharded ? local : 2.0 * bucket) * s.comm_grad_bytes;
-      if (accumulate_unsharded) gathered = local * bf16;
+      if (accumulate_unsharded) gathered = stage_gathered;
       break;
   }
   const double f = s.fragmentation;
@@ -236,6 +244,13 @@ double FusedSwiGluSavedBytes(const ModelSpec& m, const SoftwareStack& stack) {
 
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack) {
   ActivationPerToken a = LayerActivationPerToken(model, stack.dropout);
+  if (stack.repeats_kv_heads) {
+    // Attention saves the repeated K and V (2 B each per a·d element), not g·d.
+    const double ad = static_cast<double>(model.num_attention_heads * model.HeadDim());
+    const double gd = static_cast<double>((model.num_kv_heads > 0 ? model.num_kv_heads : model.num_attention_heads) *
+                                          model.HeadDim());
+    a.split += 4.0 * (ad - gd);
+  }
   const double scale = stack.activation_bytes / 2.0;
   const double masks = stack.dropout ? 2.0 * model.hidden_size : 0.0;  // 1-byte masks, not scaled
   a.replicated = (a.replicated - masks) * scale + masks;

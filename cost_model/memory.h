@@ -72,12 +72,15 @@ double LayerWorkingBytes(const ActivationPerToken& a, double tokens, int tp, boo
 // Micro-batches whose activations a stage holds at its peak (stage 0 holds
 // the most): 1 without pipelining; 1F1B min(m, p − stage); GPipe m;
 // interleaved p + (p − 1 − 2·stage)/v (Korthikanti et al. 2022 §4.2.3 for
-// stage 0; Megatron-Core's warm-up count per rank).
-double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int num_micro_batches, int vpp, int stage);
+// stage 0; Megatron-Core's warm-up count per rank). `full_warmup`:
+// SoftwareStack::pp_interleaved_full_warmup.
+double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int num_micro_batches, int vpp, int stage,
+                            bool full_warmup = true);
 // Interleaved 1F1B with v > 1 chunks per stage: the stage-equivalents of
 // chunk activations `stage` holds at its peak, min(m, p + (p − 1 − 2·stage)/v),
-// all m when m = p (Megatron runs every chunk forward first then).
-double InterleavedMicroBatchesInFlight(int pp, int num_micro_batches, int vpp, int stage);
+// all m when m = p and `full_warmup` (Megatron runs every chunk forward first
+// then; torch's ScheduleInterleaved1F1B keeps the warm-up count).
+double InterleavedMicroBatchesInFlight(int pp, int num_micro_batches, int vpp, int stage, bool full_warmup = true);
 
 // Parameters held by one GPU of a stage, before data-parallel sharding.
 struct StageParams {
@@ -99,6 +102,13 @@ struct MemoryInputs {
   double logits_bytes = 0;      // last stage: one micro-batch's logits for the loss
   double held_output_bytes = 0; // last stage: earlier micro-batches' outputs the engine still holds
   double quantized_weight_cache = 0;  // bytes of cached FP8/NVFP4 weight copies (persistent, in `weights`)
+  // Bytes of gathered (unsharded) weights where they are not compute_param_bytes
+  // per element: the stage's weights all gathered, and its largest FSDP unit.
+  // Weights gathered already quantized (FSDP2 float8 all-gather, Megatron
+  // --fp8-param-gather) are that size once unsharded. 0: elements ×
+  // compute_param_bytes.
+  double gathered_stage_bytes = 0;
+  double gathered_unit_bytes = 0;
 };
 
 // Transient bytes (allocated, before the allocator's fragmentation) of each

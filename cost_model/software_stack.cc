@@ -209,6 +209,10 @@ SoftwareStack PyTorchFsdp2() {
   // PyTorch 2.7's torch.distributed.pipelining has the zero-bubble schedules
   // (ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble).
   s.supports_zero_bubble = true;
+  // Its ScheduleInterleaved1F1B warms up (v − 1)·p + 2·(p − 1 − rank) chunks
+  // (capped at m·v) even when m = p (torch/distributed/pipelining/schedules.py,
+  // get_rank_warmup_ops), unlike Megatron-Core's all-warm-up case.
+  s.pp_interleaved_full_warmup = false;
   // PyTorch 2.7 context parallel (torch/distributed/tensor/experimental/
   // _attention.py, set_rotate_method): "allgather" gathers every K/V shard
   // once, "alltoall" rotates them one ring step at a time (the ring kind).
@@ -240,6 +244,10 @@ SoftwareStack PyTorchFsdp2Eager() {
 // SelectiveAC.Config), op-level: saves compute-intensive ops and every other
 // mm, recomputes the rest (torchtitan/distributed/activation_checkpoint.py).
 // Pipeline schedules include ZBV / interleaved zero-bubble (torch.distributed.pipelining).
+// held_last_stage_outputs of an engine that keeps every micro-batch's output
+// until the step ends (the field is capped at m − 1).
+constexpr double kEveryEarlierMicroBatch = 1e6;
+
 SoftwareStack Torchtitan() {
   SoftwareStack s = PyTorchFsdp2();
   s.name = "torchtitan";
@@ -261,6 +269,36 @@ SoftwareStack Torchtitan() {
   // (pytorch/torchtitan 01db32e, torchtitan/distributed/activation_checkpoint.py,
   // _apply_layer_sac), the others keep their activations.
   s.supports_partial_recompute = true;
+  // FSDP2 mixed precision with reduce_dtype float32: torchtitan's
+  // training.mixed_precision_reduce defaults to (and only allows) "float32"
+  // (torchtitan/config_manager.py at 9dec370ad26b). Gradients are
+  // reduce-scattered in fp32, and under pipelining accumulated unsharded in
+  // fp32 across micro-batches (torch FSDPParam.to_accumulated_grad_if_needed
+  // upcasts the unsharded gradient to reduce_dtype when gradient sync is off).
+  s.comm_grad_bytes = 4;
+  // Float8 (torchao float8 training, torchao eab345c, tensorwise dynamic
+  // scaling): Float8Linear's autograd function saves its float8 input and
+  // weight for backward (torchao/float8/float8_linear.py,
+  // manual_float8_matmul_with_args_in_float8: ctx.save_for_backward(input_fp8,
+  // weight_fp8_t)), so linear inputs are kept at 1 B. torchtitan's Float8
+  // recipe gathers FSDP weights in float8 (docs/float8.md launch command and
+  // train_configs/llama3_405b.toml at 9dec370: enable_fsdp_float8_all_gather,
+  // precompute_float8_dynamic_scale_for_fsdp): the unsharded weight is the
+  // float8 tensor the GEMM reads (torchao fsdp_utils.py
+  // WeightWithDynamicFloat8CastTensor.fsdp_post_all_gather), and no weight
+  // copy is cached across micro-batches.
+  s.fp8_param_gather = true;
+  s.saves_quantized_inputs = true;
+  s.quantized_weight_cache = false;
+  // torch.distributed.pipelining keeps every micro-batch's last-stage output
+  // (the logits) in output_chunks until the step merges them
+  // (torch/distributed/pipelining/stage.py, _PipelineStageBase.forward_one_chunk,
+  // output_chunks.append(output); PyTorch 2.5-2.6): all earlier micro-batches.
+  s.held_last_stage_outputs = kEveryEarlierMicroBatch;
+  // Its Llama repeats K and V to every query head before SDPA
+  // (torchtitan/models/llama/model.py at 9dec370, Attention.forward: repeat_kv):
+  // flash attention saves, and all-gather CP gathers, the repeated tensors.
+  s.repeats_kv_heads = true;
   return s;
 }
 

@@ -138,6 +138,11 @@ struct SoftwareStack {
   // up, 4f bytes per token in bf16) and recomputes SiLU(gate) in backward;
   // unfused, SiLU(gate) is kept as well (2f more).
   bool swiglu_saves_input_only = false;
+  // Grouped-query K and V repeated to every query head before the attention
+  // kernel (torchtitan's Llama: repeat_kv ahead of scaled_dot_product_attention):
+  // the K and V that attention saves, and that all-gather CP gathers, are
+  // a·d wide, not g·d. Memory only (the CP wire volume keeps g·d).
+  bool repeats_kv_heads = false;
 
   // Behaviour.
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)
@@ -164,6 +169,12 @@ struct SoftwareStack {
   // nanotron's compute costs, the LM head counted as a block
   // (cost_model/nanotron_stage_split.h).
   bool pp_balance_by_compute = false;
+  // Interleaved 1F1B with as many micro-batches as stages (m = p): true runs
+  // every chunk's forward before the first backward (Megatron-Core:
+  // all_warmup_microbatches), so every rank holds all m; false keeps the
+  // warm-up count (v − 1)·p + 2·(p − 1 − rank) chunks (torch.distributed.
+  // pipelining ScheduleInterleaved1F1B has no such case).
+  bool pp_interleaved_full_warmup = true;
   // Sequence-parallel TP collectives overlapped with the adjacent GEMM
   // (Megatron-Core --tp-comm-overlap with Transformer Engine userbuffers,
   // torchtitan async TP): the fraction of their time hidden (0 = blocking),
