@@ -5,8 +5,8 @@
 
 #include "core/error.h"
 #include "cost_model/evaluator.h"
-#include "facade/json_value.h"
 #include "facade/plan_options.h"
+#include "facade/plan_value.h"
 #include "planner/explain.h"
 #include "planner/launch_flags.h"
 #include "planner/plan_format.h"
@@ -61,8 +61,8 @@ PlanOutput RunPlanCommand(const PlanRequest& f, ReportFormat format, const PlanP
     // planner/uncertainty.h: N re-plans under perturbed profiles, below the plan.
     const planner::UncertaintyResult u = planner::RunUncertainty(model, cluster, job, result, options, f.uncertainty);
     if (format == ReportFormat::kJson) {
-      Value j = JsonTextToValue(planner::PlanToJson(result, extras));
-      j.Set("uncertainty", JsonTextToValue(planner::UncertaintyToJson(u)));
+      Value j = PlanToValue(result, extras);
+      j.Set("uncertainty", UncertaintyToValue(u));
       out.report = MakeReport(format, std::move(j), "");
     } else {   // a table (CSV is refused before the search)
       out.report = MakeReport(format, Value(), planner::PlanToTable(result, extras) + planner::UncertaintyToTable(u));
@@ -70,7 +70,7 @@ PlanOutput RunPlanCommand(const PlanRequest& f, ReportFormat format, const PlanP
   } else {
     switch (format) {
       case ReportFormat::kJson:
-        out.report = MakeReport(format, JsonTextToValue(planner::PlanToJson(result, extras)), "");
+        out.report = MakeReport(format, PlanToValue(result, extras), "");
         break;
       case ReportFormat::kCsv: out.report = MakeReport(format, Value(), planner::PlanToCsv(result)); break;
       case ReportFormat::kTable: out.report = MakeReport(format, Value(), planner::PlanToTable(result, extras)); break;
