@@ -4,34 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include <nlohmann/json.hpp>
-
-#include "core/check.h"
 #include "core/error.h"
 #include "core/number_format.h"
 #include "cost_model/report_format.h"
-#include "cost_model/report_json.h"
 
 namespace parasim::planner {
 namespace {
-
-using Json = nlohmann::ordered_json;
-
-double Finite(double v) {
-  PARASIM_CHECK(std::isfinite(v), "non-finite number in plan output");
-  return v;
-}
-
-// A report as JSON, preceded by the planner's own fields.
-Json RankedReport(const Report& r, int rank, double objective_value) {
-  Json out;
-  if (rank > 0) out["rank"] = rank;
-  if (rank > 0) out["objective_value"] = Finite(objective_value);
-  out["config_string"] = r.config.ToString();
-  const Json report = ReportToJsonValue(r);
-  for (auto it = report.begin(); it != report.end(); ++it) out[it.key()] = it.value();
-  return out;
-}
 
 std::string Fixed(double v, int digits) { return FormatFixed(v, digits); }
 
@@ -56,44 +34,6 @@ std::string RenderTable(const std::vector<std::string>& header, const std::vecto
   std::string out = line(header);
   for (const auto& row : rows) out += line(row);
   return out;
-}
-
-std::string PlanToJson(const PlanResult& r, const PlanExtras& extras) {
-  Json j;
-  j["objective"] = ToString(r.objective.objective);
-  j["objective_unit"] = ObjectiveUnit(r.objective.objective, r.objective.tokens);
-  j["gpus"] = r.gpus;
-  j["fidelity"] = r.plans.empty() ? "analytical" : ToString(r.plans.front().fidelity);
-  j["searched"] = r.searched;
-  j["scored"] = r.scored;
-  j["feasible"] = r.feasible;
-  if (!r.cut_by.empty()) j["cut_by"] = r.cut_by;   // a resource bound stopped the search
-  Json rejected = Json::object();
-  for (const auto& [reason, n] : r.rejected) rejected[reason] = n;
-  j["rejected"] = rejected;
-  if (r.objective.goodput.mtbf_gpu_hours > 0) {
-    j["goodput"] = {{"fraction", Finite(r.goodput.fraction)},
-                    {"cluster_mtbf_s", Finite(r.goodput.cluster_mtbf.si())},
-                    {"checkpoint_interval_s", Finite(r.goodput.checkpoint_interval.si())}};
-  }
-  Json plans = Json::array();
-  for (size_t i = 0; i < r.plans.size(); ++i) {
-    plans.push_back(RankedReport(r.plans[i], static_cast<int>(i + 1), r.plan_values[i]));
-  }
-  j["plans"] = plans;
-  Json pareto = Json::array();
-  for (const Report& p : r.pareto) pareto.push_back(RankedReport(p, 0, 0));
-  j["pareto"] = pareto;
-  j["baseline"] = r.baseline ? RankedReport(*r.baseline, 0, 0) : Json(nullptr);
-  if (r.baseline) j["baseline"]["objective_value"] = Finite(r.baseline_value);
-  if (!extras.explanation.empty()) j["explanation"] = extras.explanation;
-  if (extras.launch != nullptr) {
-    j["launch"] = {{"framework", ToString(extras.launch->framework)},
-                   {"text", extras.launch->text},
-                   {"notes", extras.launch->notes}};
-    if (!extras.launch->target.empty()) j["launch"]["target"] = extras.launch->target;
-  }
-  return j.dump(2) + "\n";
 }
 
 namespace {

@@ -1,7 +1,6 @@
-// `parasim plan` output: the JSON object of DESIGN.md §5 ({"plans": [...],
-// "pareto": [...], "searched": N, "feasible": N, "rejected": {...},
-// "objective": "..."}), a ranked table whose config strings replay through
-// `simulate --config`, and CSV rows.
+// `parasim plan` output: a ranked table whose config strings replay through
+// `simulate --config`, and CSV rows. The JSON object of DESIGN.md §5 is built
+// as a value by the facade (facade/plan_value.h).
 #pragma once
 
 #include <string>
@@ -17,7 +16,6 @@ struct PlanExtras {
   const LaunchFlags* launch = nullptr;    // null: not asked
 };
 
-std::string PlanToJson(const PlanResult& result, const PlanExtras& extras = {});
 std::string PlanToTable(const PlanResult& result, const PlanExtras& extras = {});
 std::string PlanToCsv(const PlanResult& result);
 

@@ -5,8 +5,6 @@
 #include <numbers>
 #include <random>
 
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
 #include "core/field_registry.h"
 #include "core/number_format.h"
@@ -136,24 +134,6 @@ std::string UncertaintyToTable(const UncertaintyResult& r) {
   out += RenderTable({"#", "tokens/s", "p10", "p50", "p90", "ranked_first", "config"}, rows);
   out += StrCat("a plan outside this list ranked first in ", r.other_first, " of ", r.samples, " samples\n");
   return out;
-}
-
-std::string UncertaintyToJson(const UncertaintyResult& r) {
-  nlohmann::ordered_json j;
-  j["samples"] = r.samples;
-  j["seed"] = r.seed;
-  j["fields_perturbed"] = r.fields.size();
-  nlohmann::ordered_json fields = nlohmann::ordered_json::array();
-  for (const UncertainField& f : r.fields) fields.push_back({{"key", f.key}, {"relative_sigma", f.sigma}});
-  j["fields"] = fields;
-  nlohmann::ordered_json plans = nlohmann::ordered_json::array();
-  for (const PlanSpread& p : r.plans) {
-    plans.push_back({{"config_string", p.config}, {"tokens_per_s", p.base_tokens_per_s}, {"p10_tokens_per_s", p.p10},
-                     {"p50_tokens_per_s", p.p50}, {"p90_tokens_per_s", p.p90}, {"ranked_first", p.ranked_first}});
-  }
-  j["plans"] = plans;
-  j["other_first"] = r.other_first;
-  return j.dump(2);
 }
 
 }  // namespace parasim::planner

@@ -54,9 +54,8 @@ UncertaintyResult RunUncertainty(const ModelSpec& model, const ClusterSpec& clus
                                  const std::vector<UncertainField>& fields = RegistryUncertainFields(),
                                  uint64_t seed = kUncertaintySeed);
 
-// Printed under the plan table.
+// Printed under the plan table; the JSON report's "uncertainty" object is
+// built by the facade (facade/plan_value.h).
 std::string UncertaintyToTable(const UncertaintyResult& r);
-// An "uncertainty" object for the plan's JSON report (nlohmann ordered_json text).
-std::string UncertaintyToJson(const UncertaintyResult& r);
 
 }  // namespace parasim::planner

@@ -9,9 +9,9 @@
 
 #include "core/loaders.h"
 #include "cost_model/evaluator.h"
-#include "planner/plan_format.h"
 #include "planner/planner.h"
 #include "planner/scaling.h"
+#include "tests/planner/plan_digest.h"
 
 using namespace parasim;
 using namespace parasim::planner;
@@ -25,19 +25,19 @@ JobSpec Job(int global_batch) {
   return job;
 }
 
-std::string PlanJson(const AnalyticalEvaluator& evaluator, int threads) {
+std::string PlanText(const AnalyticalEvaluator& evaluator, int threads) {
   PlanOptions o;
   o.threads = threads;
   o.top_k = 4;
-  return PlanToJson(RunPlan(evaluator, o), {});
+  return parasim_test::PlanDigest(RunPlan(evaluator, o));
 }
 
 }  // namespace
 
 TEST_CASE("concurrency: a plan on 4 threads equals the serial plan byte for byte", "[concurrency]") {
   const AnalyticalEvaluator evaluator(LoadModel("llama2-7b"), ResizeCluster(LoadCluster("dgx-h100"), 32), Job(256));
-  const std::string serial = PlanJson(evaluator, 1);
-  CHECK(PlanJson(evaluator, 4) == serial);
+  const std::string serial = PlanText(evaluator, 1);
+  CHECK(PlanText(evaluator, 4) == serial);
 }
 
 TEST_CASE("concurrency: evaluators used from 8 threads at once give the serial reports", "[concurrency]") {
