@@ -4,13 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "calibrate/alpha_beta_fit.h"
 #include "calibrate/collective_measurements.h"
-#include "calibrate/kineto_trace.h"
 #include "calibrate/nccl_bench_data.h"
-#include "calibrate/nccl_tests_log.h"
 #include "core/check.h"
 #include "core/error.h"
 #include "core/number_format.h"
@@ -20,69 +15,6 @@ namespace parasim::calibrate {
 namespace {
 
 std::string Fixed(double v, int digits) { return FormatFixed(v, digits); }
-
-nlohmann::ordered_json FitJson(const AlphaBetaFit& f) {
-  nlohmann::ordered_json j;
-  j["status"] = ToString(f.summary.status);
-  j["message"] = f.summary.message;
-  j["points"] = f.points;
-  if (f.summary.usable()) {
-    j["alpha_s"] = f.alpha.si();
-    j["beta_Bps"] = f.beta.si();
-    j["bus_beta_Bps"] = f.bus_beta.si();
-    j["rms_rel_error"] = f.summary.rms_rel_error;
-  }
-  return j;
-}
-
-nlohmann::ordered_json DeviceJson(const DeviceStep& d, const StepTraceSummary& s) {
-  nlohmann::ordered_json j;
-  j["device"] = d.device;
-  auto name = s.device_names.find(d.device);
-  j["name"] = name != s.device_names.end() ? name->second : "";
-  j["steps"] = d.steps;
-  j["streams"] = d.streams;
-  j["first_start_s"] = d.first_start.si();
-  j["last_end_s"] = d.last_end.si();
-  j["span_s"] = d.span.si();
-  j["busy_s"] = d.busy.si();
-  j["compute_s"] = d.compute.si();
-  j["comm_s"] = d.comm.si();
-  j["exposed_comm_s"] = d.exposed_comm.si();
-  j["overlapped_comm_s"] = d.overlapped_comm.si();
-  j["idle_s"] = d.idle.si();
-  // Same-name kernels beside NCCL over alone (0: nothing compared).
-  j["matmul_slowdown_beside_nccl"] = d.matmul_slowdown.Factor();
-  j["memory_slowdown_beside_nccl"] = d.memory_slowdown.Factor();
-  nlohmann::ordered_json classes;
-  for (int c = 0; c < kNumKernelClasses; ++c) {
-    const ClassTime& t = d.by_class[c];
-    classes[ToString(static_cast<KernelClass>(c))] = {
-        {"kernels", t.kernels}, {"sum_s", t.sum.si()}, {"busy_s", t.busy.si()}};
-  }
-  j["by_class"] = classes;
-  nlohmann::ordered_json colls;
-  for (int k = 0; k < kNumCollectiveKinds; ++k) {
-    const CollectiveTime& t = d.by_collective[k];
-    colls[ToString(static_cast<CollectiveKind>(k))] = {
-        {"kernels", t.kernels}, {"sum_s", t.sum.si()}, {"busy_s", t.busy.si()}, {"exposed_s", t.exposed.si()}};
-  }
-  j["by_collective"] = colls;
-  return j;
-}
-
-nlohmann::ordered_json StepJson(const TraceStep& step, const StepTraceSummary& s) {
-  nlohmann::ordered_json j;
-  j["step"] = step.number;
-  j["window_s"] = step.window.si();
-  j["host"] = {{"launches", step.host.launches},
-               {"launch_mean_s", step.host.launch_mean.si()},
-               {"runtime_calls", step.host.runtime_calls},
-               {"runtime_sum_s", step.host.runtime_sum.si()}};
-  j["devices"] = nlohmann::ordered_json::array();
-  for (const DeviceStep& d : step.devices) j["devices"].push_back(DeviceJson(d, s));
-  return j;
-}
 
 std::string Ms(Seconds t) { return Fixed(t.si() * 1e3, 3); }
 
@@ -142,33 +74,18 @@ std::string TraceTable(const StepTraceSummary& s) {
 
 }  // namespace
 
-ImportReport NcclTestsReport(const NcclTestsImportOptions& opt) {
+NcclTestsImport NcclTestsReport(const NcclTestsImportOptions& opt) {
   AlphaBetaOptions fit_opt;
   fit_opt.min_size = ParseBytes(opt.min_size, "--min-size");
   fit_opt.max_size = ParseBytes(opt.max_size, "--max-size");
   fit_opt.in_place = opt.in_place;
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  NcclTestsImport out;
+  out.in_place = opt.in_place;
   std::ostringstream os;
   for (const std::string& log : opt.logs) {
     for (const NcclTestsTable& t : LoadCollectiveMeasurements(log)) {
       const AlphaBetaFit f = FitAlphaBeta(t, fit_opt);
-      nlohmann::ordered_json j;
-      j["file"] = t.file;
-      j["collective"] = t.collective;
-      j["ranks"] = t.ranks;
-      j["nccl_version"] = t.nccl_version;
-      j["bus_factor"] = t.BusFactor();
-      j["fit"] = FitJson(f);
-      j["rows"] = nlohmann::ordered_json::array();
-      for (const NcclTestsRow& r : t.rows) {
-        const NcclTestsResult& m = opt.in_place ? r.in_place : r.out_of_place;
-        j["rows"].push_back({{"size_bytes", r.size.si()},
-                             {"time_s", m.time.si()},
-                             {"algbw_Bps", m.algbw.si()},
-                             {"busbw_Bps", m.busbw.si()},
-                             {"wrong", m.wrong}});
-      }
-      all.push_back(j);
+      out.tables.push_back({t, f});
 
       os << t.file << ": " << t.collective << ", " << t.ranks << " ranks"
          << (t.nccl_version.empty() ? "" : ", " + t.nccl_version) << "\n";
@@ -192,30 +109,18 @@ ImportReport NcclTestsReport(const NcclTestsImportOptions& opt) {
       }
     }
   }
-  return {nlohmann::ordered_json{{"tables", all}}.dump(2) + "\n", os.str()};
+  out.table = os.str();
+  return out;
 }
 
-ImportReport TraceReport(const TraceImportOptions& opt) {
+TraceImport TraceReport(const TraceImportOptions& opt) {
   TraceReadOptions read;
   read.skip_steps = opt.skip_steps;
   if (opt.device >= 0) read.device = opt.device;
-  const StepTraceSummary s = ReadKinetoTrace(opt.trace, read);
-  nlohmann::ordered_json j;
-  j["file"] = s.file;
-  j["format"] = ToString(s.format);
-  j["rank"] = s.rank;
-  j["world_size"] = s.world_size;
-  j["step_source"] = ToString(s.step_source);
-  j["steps_found"] = s.steps_found;
-  j["steps_skipped"] = s.steps_skipped;
-  j["steps_used"] = s.steps.size();
-  j["gpu_events"] = s.gpu_events;
-  j["unattributed_gpu_events"] = s.unattributed_gpu_events;
-  j["notes"] = s.notes;
-  j["mean"] = StepJson(s.mean, s);
-  j["steps"] = nlohmann::ordered_json::array();
-  for (const TraceStep& step : s.steps) j["steps"].push_back(StepJson(step, s));
-  return {j.dump(2) + "\n", TraceTable(s)};
+  TraceImport out;
+  out.summary = ReadKinetoTrace(opt.trace, read);
+  out.table = TraceTable(out.summary);
+  return out;
 }
 
 std::string ImportCollectiveMeasurements(const CollectiveImportOptions& opt, std::ostream& log) {

@@ -2,26 +2,21 @@
 
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
-#include "facade/json_value.h"
+#include "facade/import_report_value.h"
 #include "simulator/schedule_export.h"
 
 namespace parasim {
-namespace {
 
-// calibrate/ writes both forms; the JSON goes on as values.
-CommandReport FromImport(const calibrate::ImportReport& report, ReportFormat format) {
-  return format == ReportFormat::kJson ? MakeReport(format, JsonTextToValue(report.json), "")
+CommandReport ImportNcclTests(const NcclTestsImportOptions& opt, ReportFormat format) {
+  const calibrate::NcclTestsImport report = calibrate::NcclTestsReport(opt);
+  return format == ReportFormat::kJson ? MakeReport(format, NcclTestsImportToValue(report), "")
                                        : MakeReport(ReportFormat::kTable, Value(), report.table);
 }
 
-}  // namespace
-
-CommandReport ImportNcclTests(const NcclTestsImportOptions& opt, ReportFormat format) {
-  return FromImport(calibrate::NcclTestsReport(opt), format);
-}
-
 CommandReport ImportTrace(const TraceImportOptions& opt, ReportFormat format) {
-  return FromImport(calibrate::TraceReport(opt), format);
+  const calibrate::TraceImport report = calibrate::TraceReport(opt);
+  return format == ReportFormat::kJson ? MakeReport(format, TraceSummaryToValue(report.summary), "")
+                                       : MakeReport(ReportFormat::kTable, Value(), report.table);
 }
 
 FittedProfile FitProfileToMeasurements(const ProfileFitOptions& opt) {

@@ -26,6 +26,4 @@ Value JsonToValue(const nlohmann::ordered_json& json) {
   return Value();   // binary: the modules never write it
 }
 
-Value JsonTextToValue(const std::string& text) { return JsonToValue(nlohmann::ordered_json::parse(text)); }
-
 }  // namespace parasim

@@ -1,6 +1,7 @@
-// The modules build some JSON with nlohmann; the facade hands reports to the
-// CLI as Values (facade/value.h). These convert, keeping each number's kind
-// (integer or double) so the CLI's writer prints the same bytes. Not installed.
+// cost_model builds a Report's JSON with nlohmann (cost_model/report_json.h);
+// the facade hands reports to the CLI as Values (facade/value.h). This
+// converts, keeping each number's kind (integer or double) so the CLI's writer
+// prints the same bytes. Not installed.
 #pragma once
 
 #include <string>
@@ -12,7 +13,5 @@
 namespace parasim {
 
 Value JsonToValue(const nlohmann::ordered_json& json);
-// `text` is JSON a module wrote (never user input).
-Value JsonTextToValue(const std::string& text);
 
 }  // namespace parasim

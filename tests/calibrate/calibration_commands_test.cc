@@ -5,7 +5,6 @@
 #include <string>
 
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 
 #include "calibrate/device_programs.h"
 #include "calibrate/import_reports.h"
@@ -50,25 +49,25 @@ TEST_CASE("calibrate: the NCCL benchmark's bad options name their flag", "[calib
   CHECK_THROWS_AS(cal::NcclBenchArgs(o, "bench"), parasim::InvalidInput);
 }
 
-TEST_CASE("calibrate: import-nccl-tests' JSON and table hold the same rows", "[calibrate]") {
+TEST_CASE("calibrate: import-nccl-tests' data and table hold the same rows", "[calibrate]") {
   cal::NcclTestsImportOptions opt;
   opt.logs = {Data("calibration/nccl-tests/all_reduce_ring_h100x8.out")};
-  const cal::ImportReport all = cal::NcclTestsReport(opt);
-  const nlohmann::json j = nlohmann::json::parse(all.json);
-  REQUIRE(j["tables"].size() == 1);
-  const nlohmann::json& t = j["tables"][0];
-  const size_t rows = t["rows"].size();
+  const cal::NcclTestsImport all = cal::NcclTestsReport(opt);
+  REQUIRE(all.tables.size() == 1);
+  const cal::FittedNcclTable& t = all.tables[0];
+  const size_t rows = t.table.rows.size();
   REQUIRE(rows > 10);
   // Every row once in the table, after the two heading lines.
   size_t lines = 0;
   for (char c : all.table) lines += c == '\n';
   CHECK(lines == rows + 3);
-  CHECK(t["fit"]["points"] == rows);
+  CHECK(t.fit.points == static_cast<int>(rows));
   // A size window fits fewer rows; the rows listed stay the same.
   opt.min_size = "16MiB";
-  const nlohmann::json windowed = nlohmann::json::parse(cal::NcclTestsReport(opt).json)["tables"][0];
-  CHECK(windowed["rows"].size() == rows);
-  CHECK(windowed["fit"]["points"] < t["fit"]["points"]);
+  const cal::NcclTestsImport windowed = cal::NcclTestsReport(opt);
+  REQUIRE(windowed.tables.size() == 1);
+  CHECK(windowed.tables[0].table.rows.size() == rows);
+  CHECK(windowed.tables[0].fit.points < t.fit.points);
 }
 
 TEST_CASE("calibrate: fit dispatches on the measurement kind", "[calibrate]") {

@@ -74,7 +74,7 @@ TEST_CASE("writers: a module's nlohmann JSON as values keeps its bytes", "[cli][
   j["unsigned"] = uint64_t{42};
   j["nested"] = SampleJson();
   CHECK(WriteJson(parasim::JsonToValue(j)) == j.dump(2));
-  CHECK(WriteJson(parasim::JsonTextToValue(j.dump(2))) == j.dump(2));   // parsed back: the same bytes
+  CHECK(WriteJson(parasim::JsonToValue(nlohmann::ordered_json::parse(j.dump(2)))) == j.dump(2));   // parsed back: the same bytes
   CHECK(parasim::JsonToValue(j).Find("unsigned")->kind() == Value::Kind::kInt);
   CHECK(parasim::JsonToValue(j).Find("whole")->kind() == Value::Kind::kNumber);   // 268435456.0 stays a double
 }
