@@ -54,7 +54,8 @@ const CommandRegistration kProfiles{
       AddOutputOptions(*show, *out, /*csv_allowed=*/false);
       return std::function<void()>([=] {
         if (stack->parsed()) {
-          WriteOutput(*out, StackFileText(*name));
+          const ProfileDocument doc = StackFileDocument(*name);
+          WriteOutput(*out, WriteYaml(doc.body, doc.comment));
           return;
         }
         const bool json = out->Parsed() == Format::kJson;

@@ -137,12 +137,17 @@ Value ProfileCatalog() {
   return Value::Object().Set("gpus", gpus).Set("clusters", clusters).Set("stacks", stacks);
 }
 
-std::string StackFileText(const std::string& preset_or_file) {
+ProfileDocument StackFileDocument(const std::string& preset_or_file) {
   if (std::optional<SoftwareStack> preset = FindSoftwareStackPreset(preset_or_file))
-    return SoftwareStackToYaml(*preset, {});
+    return StackProfileDocument(*preset, {}, preset->name);
   if (!IsSoftwareStackPath(preset_or_file)) LoadSoftwareStack(preset_or_file);   // throws: names the presets
   const SoftwareStackFile f = ReadSoftwareStackFile(preset_or_file);
-  return SoftwareStackToYaml(f.stack, f.sources, f.base);
+  // Every field is written, so the base decides only which attention keys the
+  // file may hold; a file without one: its stack's name when that is a
+  // preset, else the default preset.
+  std::string base = f.base;
+  if (base.empty()) base = FindSoftwareStackPreset(f.stack.name) ? f.stack.name : FindSoftwareStackPreset("")->name;
+  return StackProfileDocument(f.stack, f.sources, base);
 }
 
 }  // namespace parasim

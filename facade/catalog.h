@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "facade/fitted_profiles.h"
 #include "facade/value.h"
 
 namespace parasim {
@@ -20,8 +21,9 @@ Value ProfileInfo(const std::string& name_or_file, int nodes);
 // {"gpus": [...], "clusters": [...], "stacks": [...]}: names and a line each.
 Value ProfileCatalog();
 
-// A software stack (preset or stack file) as a stack file's YAML text: a
-// preset with itself as base, a file with its base and sources.
-std::string StackFileText(const std::string& preset_or_file);
+// A software stack (preset or stack file) as a stack file (the document
+// `calibrate fit-stack` writes too): a preset with itself as base, a file
+// with its base and sources.
+ProfileDocument StackFileDocument(const std::string& preset_or_file);
 
 }  // namespace parasim

@@ -17,8 +17,10 @@
 #include "core/loaders.h"
 #include "cost_model/software_stack_io.h"
 #include "cost_model/stack_field_registry.h"
+#include "facade/catalog.h"
 #include "facade/fitted_profiles.h"
 #include "tests/calibrate/test_profiles.h"
+#include "tests/cli/run_parasim.h"
 
 namespace {
 
@@ -134,6 +136,21 @@ TEST_CASE("fitted profiles: a stack file reads back bit for bit, commented", "[c
     CHECK(line.find("# " + first.meaning) != std::string::npos);
     CHECK((line.find('#') == 39 || line[line.find('#') - 1] == ' '));
   }
+}
+
+TEST_CASE("fitted profiles: `profiles stack` writes a preset as fit-stack does, one writer", "[cli][stack]") {
+  for (const std::string& preset : SoftwareStackNames()) {
+    INFO(preset);
+    const parasim_test::Run r = parasim_test::Parasim("profiles stack " + preset);
+    REQUIRE(r.code == 0);
+    CHECK(r.out == Yaml(StackProfileDocument(LoadSoftwareStack(preset), {}, preset)));
+    CHECK(r.out == Yaml(StackFileDocument(preset)));
+    const SoftwareStackFile back = ParseSoftwareStackYaml(r.out, "s.yaml");
+    CHECK(back.stack == LoadSoftwareStack(preset));
+    CHECK(back.base == preset);
+  }
+  // Whole numbers keep their double form, as the fitted files print them.
+  CHECK(Yaml(StackFileDocument("pytorch-fsdp")).find("\ngrad_bytes: 4.0 ") != std::string::npos);   // fp32 gradients
 }
 
 TEST_CASE("fitted profiles: the fit report as a table and as JSON", "[cli][calibrate]") {
