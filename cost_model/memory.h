@@ -54,8 +54,16 @@ double FusedSwiGluSavedBytes(const ModelSpec& model, const SoftwareStack& stack)
 // Bytes the loss keeps for one micro-batch of `tokens` tokens on one GPU:
 // logits_bytes_per_element per vocab element (÷ tp: vocab-parallel), over the
 // whole micro-batch, or over `loss_chunk_tokens` where the loss is chunked
-// (fused linear-cross-entropy: the full logits never exist).
+// (fused linear-cross-entropy: the full logits never exist). With tp > 1 the
+// stack's vocab_parallel_logits_bytes_per_element where it sets one.
 double LossBytes(const SoftwareStack& stack, double tokens, double vocab, int tp);
+
+// Bytes of the output layer's saved input that TP all-gathered from the
+// sequence-parallel shards: tokens·h in the activation dtype (not ÷ tp),
+// where the stack saves the gathered copy (tp_saves_gathered_head_input)
+// and the config runs tp > 1 with sequence parallelism; 0 otherwise.
+double GatheredHeadInputBytes(const SoftwareStack& stack, double tokens, double hidden, int tp,
+                              bool sequence_parallel);
 
 // Bytes of the last stage's outputs (logits in the activation dtype, ÷ tp)
 // of earlier micro-batches that the pipeline engine still references while
