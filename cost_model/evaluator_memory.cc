@@ -133,7 +133,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   const double logits_bytes =
       LossBytes(d.stack, T, d.lcm.vocab, c.tp) +
       GatheredHeadInputBytes(d.stack, T, static_cast<double>(d.model.hidden_size), c.tp, c.sequence_parallel);
-  const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
+  const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m, cs.pp > 1);
   out->stage_bytes.resize(cs.pp);
   out->peak_stage = 0;
   // A stage like the one before (same layers, a middle stage, as many

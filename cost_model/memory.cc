@@ -235,8 +235,11 @@ double GatheredHeadInputBytes(const SoftwareStack& s, double tokens, double hidd
   return tokens * hidden * s.activation_bytes;
 }
 
-double HeldOutputBytes(const SoftwareStack& s, double tokens, double vocab, int tp, int num_micro_batches) {
-  const double held = std::min(s.held_last_stage_outputs, static_cast<double>(std::max(0, num_micro_batches - 1)));
+double HeldOutputBytes(const SoftwareStack& s, double tokens, double vocab, int tp, int num_micro_batches,
+                       bool pipelined) {
+  double held = std::min(s.held_last_stage_outputs, static_cast<double>(std::max(0, num_micro_batches - 1)));
+  if (pipelined && s.held_last_stage_outputs > 0 && tp > 1 && s.vocab_parallel_logits_bytes_per_element > 0)
+    held += 1.0;
   return held * tokens * vocab / std::max(1, tp) * s.activation_bytes;
 }
 

@@ -68,8 +68,13 @@ double GatheredHeadInputBytes(const SoftwareStack& stack, double tokens, double 
 // Bytes of the last stage's outputs (logits in the activation dtype, ÷ tp)
 // of earlier micro-batches that the pipeline engine still references while
 // the current one computes its loss: min(held_last_stage_outputs, m − 1)
-// micro-batches (none when the step has one micro-batch).
-double HeldOutputBytes(const SoftwareStack& stack, double tokens, double vocab, int tp, int num_micro_batches);
+// micro-batches (none when the step has one micro-batch). `pipelined`: with
+// tp > 1 and the stack's vocab-parallel loss, whose bytes per element leave
+// out the logits themselves (the trainer frees them before backward), an
+// engine that holds outputs (held_last_stage_outputs > 0) still holds the
+// current micro-batch's at the loss's backward peak: one more.
+double HeldOutputBytes(const SoftwareStack& stack, double tokens, double vocab, int tp, int num_micro_batches,
+                       bool pipelined = false);
 
 // Bytes one layer keeps per micro-batch on one GPU: `tokens` = b·s/cp.
 double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, bool sequence_parallel,
