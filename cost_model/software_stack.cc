@@ -317,7 +317,7 @@ SoftwareStack Torchtitan() {
   s.tp_saves_gathered_head_input = true;
   // Its Llama repeats K and V to every query head before SDPA
   // (torchtitan/models/llama/model.py at 9dec370, Attention.forward: repeat_kv):
-  // flash attention saves, and all-gather CP gathers, the repeated tensors.
+  // flash attention saves, and CP (it hooks the SDPA call) gathers or rotates, the repeated tensors.
   s.repeats_kv_heads = true;
   return s;
 }

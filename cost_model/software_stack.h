@@ -150,7 +150,7 @@ struct SoftwareStack {
   // Grouped-query K and V repeated to every query head before the attention
   // kernel (torchtitan's Llama: repeat_kv ahead of scaled_dot_product_attention):
   // the K and V that attention saves, and that all-gather CP gathers, are
-  // a·d wide, not g·d. Memory only (the CP wire volume keeps g·d).
+  // a·d wide, not g·d; CP's K/V messages are a·d wide too.
   bool repeats_kv_heads = false;
 
   // Behaviour.

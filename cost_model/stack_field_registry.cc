@@ -105,7 +105,7 @@ const std::vector<StackField>& StackFields() {
       Flag("pp_host_synchronous", &St::pp_host_synchronous, "pp p2p blocks the host (metadata read on the CPU)"),
       Flag("pp_balance_by_compute", &St::pp_balance_by_compute,
            "no pp_layers: stages balanced by nanotron's block compute costs (else even)"),
-      Flag("repeats_kv_heads", &St::repeats_kv_heads, "GQA K/V repeated to every head before attention (memory)"),
+      Flag("repeats_kv_heads", &St::repeats_kv_heads, "GQA K/V repeated to every head before attention (saved and CP-moved a*d wide)"),
       Flag("pp_interleaved_full_warmup", &St::pp_interleaved_full_warmup,
            "interleaved with m = pp: every chunk forward before the first backward"),
       Real("host_per_micro_batch_s", &St::host_per_micro_batch_s, 0, "CPU per micro-batch launching no kernel"),
