@@ -233,7 +233,9 @@ CommPlanInputs LayerPlanInputs(const EvaluatorData& d, const ConfigShape& cs, co
   CommPlanInputs ci;
   ci.tokens = cs.T;
   ci.hidden = d.lcm.h;
-  ci.kv_width = d.lcm.gd;
+  // K/V as CP moves them: a·d wide where the stack repeats them to every head
+  // before attention (torchtitan: CP hooks the SDPA call, after repeat_kv).
+  ci.kv_width = d.stack.repeats_kv_heads ? d.lcm.ad : d.lcm.gd;
   ci.query_width = d.lcm.ad;
   ci.layer_dense_params = u.layer.dense_params;
   ci.layer_expert_params = u.layer.params - u.layer.dense_params;

@@ -128,8 +128,12 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   // embedding, head and NVFP4's BF16 blocks are gathered in BF16.
   const double bf16_bytes = d.stack.compute_param_bytes;
   const double layer_gather_bytes = primary_quantized ? ParamGatherBytes(d.stack, p) : bf16_bytes;
-  const double logits_bytes = LossBytes(d.stack, T, d.lcm.vocab, c.tp);
-  const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m);
+  // The loss, and the head's all-gathered input it saved (DTensor SP), both
+  // live at the loss's backward peak on the last stage.
+  const double logits_bytes =
+      LossBytes(d.stack, T, d.lcm.vocab, c.tp) +
+      GatheredHeadInputBytes(d.stack, T, static_cast<double>(d.model.hidden_size), c.tp, c.sequence_parallel);
+  const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m, cs.pp > 1);
   out->stage_bytes.resize(cs.pp);
   out->peak_stage = 0;
   // A stage like the one before (same layers, a middle stage, as many

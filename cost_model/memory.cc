@@ -225,11 +225,21 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
 
 double LossBytes(const SoftwareStack& s, double tokens, double vocab, int tp) {
   const double t = s.loss_chunk_tokens > 0 ? std::min(tokens, s.loss_chunk_tokens) : tokens;
-  return t * vocab / std::max(1, tp) * s.logits_bytes_per_element;
+  const bool vocab_parallel = tp > 1 && s.vocab_parallel_logits_bytes_per_element > 0;
+  const double per_element = vocab_parallel ? s.vocab_parallel_logits_bytes_per_element : s.logits_bytes_per_element;
+  return t * vocab / std::max(1, tp) * per_element;
 }
 
-double HeldOutputBytes(const SoftwareStack& s, double tokens, double vocab, int tp, int num_micro_batches) {
-  const double held = std::min(s.held_last_stage_outputs, static_cast<double>(std::max(0, num_micro_batches - 1)));
+double GatheredHeadInputBytes(const SoftwareStack& s, double tokens, double hidden, int tp, bool sp) {
+  if (!s.tp_saves_gathered_head_input || tp <= 1 || !sp) return 0.0;
+  return tokens * hidden * s.activation_bytes;
+}
+
+double HeldOutputBytes(const SoftwareStack& s, double tokens, double vocab, int tp, int num_micro_batches,
+                       bool pipelined) {
+  double held = std::min(s.held_last_stage_outputs, static_cast<double>(std::max(0, num_micro_batches - 1)));
+  if (pipelined && s.held_last_stage_outputs > 0 && tp > 1 && s.vocab_parallel_logits_bytes_per_element > 0)
+    held += 1.0;
   return held * tokens * vocab / std::max(1, tp) * s.activation_bytes;
 }
 

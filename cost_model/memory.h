@@ -54,14 +54,27 @@ double FusedSwiGluSavedBytes(const ModelSpec& model, const SoftwareStack& stack)
 // Bytes the loss keeps for one micro-batch of `tokens` tokens on one GPU:
 // logits_bytes_per_element per vocab element (÷ tp: vocab-parallel), over the
 // whole micro-batch, or over `loss_chunk_tokens` where the loss is chunked
-// (fused linear-cross-entropy: the full logits never exist).
+// (fused linear-cross-entropy: the full logits never exist). With tp > 1 the
+// stack's vocab_parallel_logits_bytes_per_element where it sets one.
 double LossBytes(const SoftwareStack& stack, double tokens, double vocab, int tp);
+
+// Bytes of the output layer's saved input that TP all-gathered from the
+// sequence-parallel shards: tokens·h in the activation dtype (not ÷ tp),
+// where the stack saves the gathered copy (tp_saves_gathered_head_input)
+// and the config runs tp > 1 with sequence parallelism; 0 otherwise.
+double GatheredHeadInputBytes(const SoftwareStack& stack, double tokens, double hidden, int tp,
+                              bool sequence_parallel);
 
 // Bytes of the last stage's outputs (logits in the activation dtype, ÷ tp)
 // of earlier micro-batches that the pipeline engine still references while
 // the current one computes its loss: min(held_last_stage_outputs, m − 1)
-// micro-batches (none when the step has one micro-batch).
-double HeldOutputBytes(const SoftwareStack& stack, double tokens, double vocab, int tp, int num_micro_batches);
+// micro-batches (none when the step has one micro-batch). `pipelined`: with
+// tp > 1 and the stack's vocab-parallel loss, whose bytes per element leave
+// out the logits themselves (the trainer frees them before backward), an
+// engine that holds outputs (held_last_stage_outputs > 0) still holds the
+// current micro-batch's at the loss's backward peak: one more.
+double HeldOutputBytes(const SoftwareStack& stack, double tokens, double vocab, int tp, int num_micro_batches,
+                       bool pipelined = false);
 
 // Bytes one layer keeps per micro-batch on one GPU: `tokens` = b·s/cp.
 double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, bool sequence_parallel,

@@ -295,9 +295,29 @@ SoftwareStack Torchtitan() {
   // (torch/distributed/pipelining/stage.py, _PipelineStageBase.forward_one_chunk,
   // output_chunks.append(output); PyTorch 2.5-2.6): all earlier micro-batches.
   s.held_last_stage_outputs = kEveryEarlierMicroBatch;
+  // Loss parallel (training.disable_loss_parallel defaults to False): with
+  // tp > 1 the logits stay vocab-sharded and F.cross_entropy runs torch's
+  // loss_parallel ops (torch/distributed/tensor/parallel/loss.py, torch
+  // 1963fc8 and later). Forward (_log_softmax): the fp32 copy, shifted,
+  // exp(shifted) and the result live at once beside the bf16 logits = 14 B.
+  // Backward (_nll_loss_and_log_softmax_backward) fuses the nll and
+  // log_softmax backward: the saved fp32 log-probs x, grad_input =
+  // zeros_like(x), exp(x) and (grad_input + exp(x)) live at once = 16 B;
+  // the bf16 logits are gone by then (the trainer's `del pred` before
+  // loss.backward()).
+  s.vocab_parallel_logits_bytes_per_element = 16;
+  // torchtitan's parallelize_llama (apply_tp): "output":
+  // ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1),
+  // use_local_output=False) after "norm": SequenceParallel(). The style
+  // redistributes the sequence-sharded norm output to Replicate
+  // (torch/distributed/tensor/parallel/style.py, ColwiseParallel._prepare_input_fn)
+  // and the linear saves that gathered b·s·h input for its weight gradient.
+  // The head is not a float8 linear (torchtitan's Float8Handler skips
+  // "output"), so it is bf16.
+  s.tp_saves_gathered_head_input = true;
   // Its Llama repeats K and V to every query head before SDPA
   // (torchtitan/models/llama/model.py at 9dec370, Attention.forward: repeat_kv):
-  // flash attention saves, and all-gather CP gathers, the repeated tensors.
+  // flash attention saves, and CP (it hooks the SDPA call) gathers or rotates, the repeated tensors.
   s.repeats_kv_heads = true;
   return s;
 }

@@ -94,6 +94,15 @@ struct SoftwareStack {
   // dtype) the pipeline engine keeps referenced past their backward, beside
   // the current micro-batch's loss (DeepSpeed's pipe buffers: 1). 0 = none.
   double held_last_stage_outputs = 0;
+  // Tensor parallelism's vocab-parallel loss (tp > 1): bytes per local
+  // logit element at its peak where they differ from logits_bytes_per_element
+  // (torch loss_parallel's backward: 16). 0 = logits_bytes_per_element.
+  double vocab_parallel_logits_bytes_per_element = 0;
+  // With sequence parallelism the output layer's input is all-gathered over
+  // tp before the head and the gathered (full-sequence) copy is saved for its
+  // weight gradient (DTensor ColwiseParallel(input_layouts=Shard(1)));
+  // false: the saved head input is not modelled (Megatron keeps the shard).
+  bool tp_saves_gathered_head_input = false;
   // What recompute=selective means in this framework. 0: attention-only
   // (Korthikanti et al. 2022, Megatron): the attention core is recomputed, its
   // s-sized inputs dropped. > 0: op-level SAC (torchtitan): attention and the
@@ -141,7 +150,7 @@ struct SoftwareStack {
   // Grouped-query K and V repeated to every query head before the attention
   // kernel (torchtitan's Llama: repeat_kv ahead of scaled_dot_product_attention):
   // the K and V that attention saves, and that all-gather CP gathers, are
-  // a·d wide, not g·d. Memory only (the CP wire volume keeps g·d).
+  // a·d wide, not g·d; CP's K/V messages are a·d wide too.
   bool repeats_kv_heads = false;
 
   // Behaviour.

@@ -219,3 +219,21 @@ TEST_CASE("cost_model: the evaluator's memo tells CP kinds apart", "[cost_model]
     CHECK(DimTotal(warm, "cp") == DimTotal(fresh, "cp"));
   }
 }
+
+TEST_CASE("cost_model: a stack that repeats K/V before attention moves a*d-wide K/V over CP", "[cost_model][cp]") {
+  // torchtitan's CP hooks SDPA after repeat_kv: GQA saves nothing on the wire.
+  const ClusterSpec node = testing::Dgx(testing::H100(), 1);
+  const JobSpec job = testing::Job(8, 32768);
+  ModelSpec gqa = testing::Llama2_7b();
+  gqa.num_kv_heads = 4;
+  SoftwareStack grouped = LoadSoftwareStack("torchtitan");
+  REQUIRE(grouped.repeats_kv_heads);
+  const SoftwareStack repeated = grouped;
+  grouped.repeats_kv_heads = false;
+  for (const char* cfg : {"dp=4,cp=2,sharding=zero1", "dp=4,cp=2,sharding=zero1,cp_comm=allgather"}) {
+    INFO(cfg);
+    const double r = DimTotal(AnalyticalEvaluator(gqa, node, job, repeated).Evaluate(ParseParallelConfig(cfg)), "cp");
+    const double g = DimTotal(AnalyticalEvaluator(gqa, node, job, grouped).Evaluate(ParseParallelConfig(cfg)), "cp");
+    CHECK(r > g);
+  }
+}

@@ -208,8 +208,9 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   // + fp8/fp4_param_gather, saves_quantized_inputs, fp32_matmul_tf32, quantized_weight_cache,
   //   supports_cp_p2p/a2a/allgather, pp_host_synchronous, host_per_micro_batch_s, tp_comm_overlap,
   //   tp_overlap_gemm_slowdown, swiglu_saves_input_only, supports_partial_recompute,
-  //   pp_balance_by_compute, supports_cp_a2a_p2p, pp_interleaved_full_warmup, repeats_kv_heads
-  REQUIRE(StackFields().size() == 69);
+  //   pp_balance_by_compute, supports_cp_a2a_p2p, pp_interleaved_full_warmup, repeats_kv_heads,
+  //   vocab_parallel_logits_bytes_per_element, tp_saves_gathered_head_input
+  REQUIRE(StackFields().size() == 71);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);

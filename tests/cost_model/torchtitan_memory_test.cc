@@ -82,3 +82,57 @@ TEST_CASE("cost_model: a pipelined torchtitan stage holds fp32 gradients and flo
   CHECK(Part(fp8, "gathered_weights") < Part(bf16, "gathered_weights"));
   CHECK(Part(fp8, "gathered_weights") >= 0.5 * Part(bf16, "gathered_weights"));
 }
+
+TEST_CASE("cost_model: torchtitan's loss parallel peaks at 16 B per local logit element, only with tp",
+          "[cost_model][memory]") {
+  SoftwareStack s = LoadSoftwareStack("torchtitan");
+  const double tokens = 131072, vocab = 128256;
+  // tp = 1: the plain cross-entropy's 14 B (the bf16 logits included).
+  CHECK_THAT(LossBytes(s, tokens, vocab, 1), WithinRel(tokens * vocab * 14, 1e-12));
+  // tp = 8: log-probs, zeros, exp and their sum (4 × 4 B) over the vocab shard.
+  CHECK_THAT(LossBytes(s, tokens, vocab, 8), WithinRel(tokens * vocab / 8 * 16, 1e-12));
+  // A stack without its own vocab-parallel figure keeps logits_bytes_per_element.
+  CHECK(LoadSoftwareStack("megatron-core").vocab_parallel_logits_bytes_per_element == 0);
+  s.vocab_parallel_logits_bytes_per_element = 0;
+  CHECK_THAT(LossBytes(s, tokens, vocab, 8), WithinRel(tokens * vocab / 8 * 14, 1e-12));
+}
+
+TEST_CASE("cost_model: torchtitan's pipelined last stage still holds the current micro-batch's logits",
+          "[cost_model][memory]") {
+  const SoftwareStack s = LoadSoftwareStack("torchtitan");
+  const double tokens = 32768, vocab = 128256, one = tokens * vocab / 8 * 2;
+  // The vocab-parallel loss leaves the logits out; torch pipelining's output_chunks keep them.
+  CHECK_THAT(HeldOutputBytes(s, tokens, vocab, 8, 8, true), WithinRel(8 * one, 1e-12));
+  CHECK_THAT(HeldOutputBytes(s, tokens, vocab, 8, 8, false), WithinRel(7 * one, 1e-12));
+  // tp = 1: the 14 B loss already counts the current logits.
+  CHECK_THAT(HeldOutputBytes(s, tokens, vocab, 1, 8, true), WithinRel(7 * one * 8, 1e-12));
+  // A stack whose engine holds no outputs holds none.
+  CHECK(HeldOutputBytes(LoadSoftwareStack("megatron-core"), tokens, vocab, 8, 8, true) == 0.0);
+}
+
+TEST_CASE("cost_model: torchtitan's TP head saves its all-gathered input on the last stage", "[cost_model][memory]") {
+  const SoftwareStack s = LoadSoftwareStack("torchtitan");
+  const double tokens = 131072, h = 8192;
+  CHECK_THAT(GatheredHeadInputBytes(s, tokens, h, 8, true), WithinRel(tokens * h * 2, 1e-12));   // not ÷ tp
+  CHECK(GatheredHeadInputBytes(s, tokens, h, 8, false) == 0.0);   // no gather without SP
+  CHECK(GatheredHeadInputBytes(s, tokens, h, 1, true) == 0.0);
+  CHECK(GatheredHeadInputBytes(LoadSoftwareStack("megatron-core"), tokens, h, 8, true) == 0.0);   // keeps the shard
+
+  // The 70B 2D run (Table 4): the loss part grows by both terms, × fragmentation.
+  const ModelSpec model = LoadModel("llama3-70b");
+  const ClusterSpec cluster = LoadCluster("dgx-h100", 32);
+  JobSpec job;
+  job.global_batch = 32 * 16;
+  job.seq_len = 8192;
+  job.stack = s.name;
+  job.precision = Precision::kFp8;
+  const ParallelConfig c = ParseParallelConfig("dp=32,tp=8,mbs=16,sharding=zero3,recompute=full,sp=on");
+  SoftwareStack before = s;
+  before.vocab_parallel_logits_bytes_per_element = 0;
+  before.tp_saves_gathered_head_input = false;
+  const Report with = AnalyticalEvaluator(model, cluster, job, s).Evaluate(c);
+  const Report without = AnalyticalEvaluator(model, cluster, job, before).Evaluate(c);
+  const double T = 16.0 * 8192, vocab_shard = static_cast<double>(model.vocab_size) / 8;
+  CHECK_THAT(Part(with, "logits") - Part(without, "logits"),
+             WithinRel(s.fragmentation * (T * vocab_shard * 2 + T * model.hidden_size * 2), 1e-9));
+}
