@@ -132,6 +132,13 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
     const double exposed = tc.count * std::max(0.0, t - block);
     (phase == CommPhase::kForward ? u.cp_exposed_fwd : u.cp_exposed_bwd) += exposed;
     u.cp_total += total;
+    if (phase == CommPhase::kForward && recompute == RecomputeMode::kFull) {
+      // Full recomputation re-runs the layer's forward, the ring beside its
+      // attention blocks included (same blocks, same exposure), before the backward.
+      u.cp_exposed_bwd += exposed;
+      u.cp_total += total;
+      dim_bucket[DimIndex(dim)] += total;
+    }
     return;
   }
   if (dim == ParallelDim::kTp && (phase == CommPhase::kForward || phase == CommPhase::kBackward)) {
@@ -168,6 +175,15 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
     u.overlap_bus_bytes += tc.bus_bytes * tc.count;
     u.overlap_time += total;
   }
+}
+
+// The backward's own attention core, the blocks its ring steps hide under:
+// without the recomputed forward's (full, and attention-only selective,
+// re-run the attention core; op-level SAC keeps its output).
+double OwnBackwardAttention(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s) {
+  const bool again = recompute == RecomputeMode::kFull ||
+                     (recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction <= 0);
+  return u.bwd.attention - (again ? u.fwd.attention : 0.0);
 }
 
 // Folds a unit's timed collectives into what the overlap rules need.
@@ -386,8 +402,8 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
                             CommRecord* record) {
   const CommTimes* timed = &CollectiveTimes(d, c, cs, u, record);
   TimedComm out;
-  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, u.layer.bwd.attention - u.layer.recompute_s, c.CpRingSize(),
-                       c.recompute);
+  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, OwnBackwardAttention(u.layer, c.recompute, d.stack),
+                       c.CpRingSize(), c.recompute);
   HideTpUnderGemms(d.stack, c, u.layer, out.layer, record);
   out.emb = timed->emb;
   out.head = timed->head;
@@ -401,7 +417,8 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
     if (d.lcm.kind_layers[k] <= 0) continue;
     const UnitCost& uk = u.kinds[k];
     const TimedList<24>& list = mlp ? (*mlp)[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
-    kinds[k] = FoldComm(list, uk.fwd.attention, uk.bwd.attention - uk.recompute_s, c.CpRingSize(), c.recompute);
+    kinds[k] = FoldComm(list, uk.fwd.attention, OwnBackwardAttention(uk, c.recompute, d.stack), c.CpRingSize(),
+                        c.recompute);
     HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr);   // the record follows the mean layer
   }
   out.kinds = &kinds;

@@ -29,6 +29,8 @@ struct UnitPlan {
   std::vector<const WorkloadCollective*> bwd_blocking;
   const WorkloadCollective* cp_fwd = nullptr;
   const WorkloadCollective* cp_bwd = nullptr;
+  const WorkloadCollective* cp_recompute = nullptr;      // the forward's ring again, before the backward's
+  int recompute_blocking = 0;                            // bwd_blocking's leading recomputed-forward issues
   std::vector<const WorkloadCollective*> gathers;        // forward prefetch
   std::vector<const WorkloadCollective*> bwd_gathers;    // zero3 / hsdp re-gather
   std::vector<const WorkloadCollective*> reduces;        // after the unit's backward
@@ -61,10 +63,14 @@ UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute) {
     }
   }
   if (recompute == RecomputeMode::kFull) {
-    // Full recomputation re-runs the forward, blocking collectives included.
+    // Full recomputation re-runs the forward, blocking collectives and the
+    // CP ring beside its attention blocks included (Megatron-Core
+    // CheckpointFunction re-runs the whole layer, TE's ring attention with it).
     std::vector<const WorkloadCollective*> again = u.fwd_blocking;
     again.insert(again.end(), u.bwd_blocking.begin(), u.bwd_blocking.end());
     u.bwd_blocking = std::move(again);
+    u.recompute_blocking = static_cast<int>(u.fwd_blocking.size());
+    u.cp_recompute = u.cp_fwd;
   }
   return u;
 }
@@ -198,16 +204,26 @@ void Builder::UnitCompute(int s, const UnitPlan& u, bool forward, double total_s
   ActivitySpec spec = Label(u, what, mb, chunk);
   const auto& blocking = forward ? u.fwd_blocking : u.bwd_blocking;
   const WorkloadCollective* ring = forward ? u.cp_fwd : u.cp_bwd;
+  // Full recompute: the recomputed forward's ring on the first piece, the
+  // backward's own on the first piece after the recomputed forward's issues.
+  const WorkloadCollective* again = forward ? nullptr : u.cp_recompute;
   const double memory_s = std::max(0.0, total_s - matmul_s);
-  const int pieces = std::max<int>(1, static_cast<int>(blocking.size()));
+  int pieces = std::max<int>(1, static_cast<int>(blocking.size()));
+  int ring_piece = 0;
+  if (again && ring) {
+    ring_piece = std::max(1, u.recompute_blocking);
+    pieces = std::max(pieces, ring_piece + 1);
+  }
   // Memory-bound kernels (norms, activations, rotary, residuals) first, then
   // the GEMM pieces, each followed by its blocking collective.
-  if (memory_s > 0 || (matmul_s <= 0 && blocking.empty() && !ring)) {
+  if (memory_s > 0 || (matmul_s <= 0 && blocking.empty() && !ring && !again)) {
     AddCompute(s, WorkKind::kMemory, memory_s, spec);
   }
   for (int i = 0; i < pieces; ++i) {
     const double piece = matmul_s / pieces;
-    if (i == 0 && ring) {
+    if (i == 0 && again) {
+      CpBlocks(s, *again, piece, spec);
+    } else if (i == ring_piece && ring) {
       CpBlocks(s, *ring, piece, spec);
     } else if (piece > 0 || i < static_cast<int>(blocking.size())) {
       AddCompute(s, WorkKind::kMatmul, piece, spec);
