@@ -177,15 +177,6 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
   }
 }
 
-// The backward's own attention core, the blocks its ring steps hide under:
-// without the recomputed forward's (full, and attention-only selective,
-// re-run the attention core; op-level SAC keeps its output).
-double OwnBackwardAttention(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s) {
-  const bool again = recompute == RecomputeMode::kFull ||
-                     (recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction <= 0);
-  return u.bwd.attention - (again ? u.fwd.attention : 0.0);
-}
-
 // Folds a unit's timed collectives into what the overlap rules need.
 template <int N>
 UnitComm FoldComm(const TimedList<N>& list, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute) {

@@ -53,6 +53,15 @@ struct UnitCost {
   double dense_params = 0;    // of which not experts
 };
 
+// The backward's own attention core, the blocks its CP ring steps hide
+// under: bwd.attention less the recomputed forward's (full recompute and
+// attention-only selective re-run the core; op-level SAC keeps its output).
+inline double OwnBackwardAttention(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s) {
+  const bool again = recompute == RecomputeMode::kFull ||
+                     (recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction <= 0);
+  return u.bwd.attention - (again ? u.fwd.attention : 0.0);
+}
+
 // What the constructor precomputes for a (model, cluster, job, stack).
 struct LayerCostModel {
   ModelFlops flops;

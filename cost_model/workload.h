@@ -54,6 +54,10 @@ struct LayerWork {
   Seconds recompute_time;
   Seconds forward_matmul_time;   // tensor-core bound part of forward_time (power state)
   Seconds backward_matmul_time;
+  // Attention core parts of the matmul times: the blocks the CP ring's steps
+  // hide under (backward: its own, without the recomputed forward's).
+  Seconds forward_attention_time;
+  Seconds backward_attention_time;
   Flops forward_flops;           // per GPU
   Flops backward_flops;          // incl. recompute
   Bytes forward_bytes;           // HBM traffic, per GPU

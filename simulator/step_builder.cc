@@ -98,7 +98,7 @@ class Builder {
   void WeightPass(int s, int mb, int chunk);
   void UnitCompute(int s, const UnitPlan& u, bool forward, double total_s, double matmul_s, int mb,
                    const std::string& what);
-  void CpBlocks(int s, const WorkloadCollective& ring, double piece_s, ActivitySpec spec);
+  void CpBlocks(int s, const WorkloadCollective& ring, double attention_s, ActivitySpec spec);
   void Reductions(int s, const UnitPlan& u, int mb);
   void StepEnd(int s);
   ActivitySpec Label(const UnitPlan& u, const std::string& what, int mb, int chunk);
@@ -178,11 +178,11 @@ void Builder::DependOnPending(int s, const LaneOps& after) {
 }
 
 // Attention blocks with ring steps beside them: step k is issued when block k
-// starts and block k+1 waits for it, so the layer takes
+// starts and block k+1 waits for it, so the attention takes
 // blocks·block + steps·max(0, t_step − block) (tier A's CP rule).
-void Builder::CpBlocks(int s, const WorkloadCollective& ring, double piece_s, ActivitySpec spec) {
+void Builder::CpBlocks(int s, const WorkloadCollective& ring, double attention_s, ActivitySpec spec) {
   const int steps = ring.count;
-  const double block = piece_s / (steps + 1);
+  const double block = attention_s / (steps + 1);
   WorkloadCollective one = ring;
   one.count = 1;
   LaneOps prev;
@@ -207,6 +207,17 @@ void Builder::UnitCompute(int s, const UnitPlan& u, bool forward, double total_s
   // Full recompute: the recomputed forward's ring on the first piece, the
   // backward's own on the first piece after the recomputed forward's issues.
   const WorkloadCollective* again = forward ? nullptr : u.cp_recompute;
+  // Ring steps hide under attention blocks only (TE's ring overlaps each
+  // step with one block's attention kernel), so those come out of the GEMMs.
+  const double fwd_attn = u.work->forward_attention_time.si();
+  double ring_s = ring ? (forward ? fwd_attn : u.work->backward_attention_time.si()) : 0.0;
+  double again_s = again ? fwd_attn : 0.0;
+  if (ring_s + again_s > matmul_s) {   // zero-bubble B keeps half the matmul time
+    const double k = matmul_s / (ring_s + again_s);
+    ring_s *= k;
+    again_s *= k;
+  }
+  const double gemm_s = std::max(0.0, matmul_s - ring_s - again_s);
   const double memory_s = std::max(0.0, total_s - matmul_s);
   int pieces = std::max<int>(1, static_cast<int>(blocking.size()));
   int ring_piece = 0;
@@ -215,19 +226,19 @@ void Builder::UnitCompute(int s, const UnitPlan& u, bool forward, double total_s
     pieces = std::max(pieces, ring_piece + 1);
   }
   // Memory-bound kernels (norms, activations, rotary, residuals) first, then
-  // the GEMM pieces, each followed by its blocking collective.
+  // the GEMM pieces (with the attention blocks), each followed by its
+  // blocking collective.
   if (memory_s > 0 || (matmul_s <= 0 && blocking.empty() && !ring && !again)) {
     AddCompute(s, WorkKind::kMemory, memory_s, spec);
   }
   for (int i = 0; i < pieces; ++i) {
-    const double piece = matmul_s / pieces;
-    if (i == 0 && again) {
-      CpBlocks(s, *again, piece, spec);
-    } else if (i == ring_piece && ring) {
-      CpBlocks(s, *ring, piece, spec);
-    } else if (piece > 0 || i < static_cast<int>(blocking.size())) {
+    const double piece = gemm_s / pieces;
+    const bool blocks_here = (i == 0 && again) || (i == ring_piece && ring);
+    if (piece > 0 || (i < static_cast<int>(blocking.size()) && !blocks_here)) {
       AddCompute(s, WorkKind::kMatmul, piece, spec);
     }
+    if (i == 0 && again) CpBlocks(s, *again, again_s, spec);
+    if (i == ring_piece && ring) CpBlocks(s, *ring, ring_s, spec);
     if (i < static_cast<int>(blocking.size())) {
       LaneOps c = AddColl(s, *blocking[i], Label(u, what, mb, chunk));
       DependOnBase(s, last_compute_[s], c);
