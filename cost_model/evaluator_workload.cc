@@ -88,9 +88,12 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
                                  ? units.kinds[d.model.LayerKindOf(model_layer)]
                                  : units.layer;
       const RecomputeMode mode = &units == kept ? RecomputeMode::kNone : c.recompute;
-      sw.layers.push_back(MakeLayer(cost, record.layer, StrCat("layer ", layer_index), layer_index, chunk, mode, d.stack));
+      sw.layers.push_back(
+          MakeLayer(cost, record.layer, StrCat("layer ", layer_index), layer_index, chunk, mode, d.stack));
     }
-    if (s == pp - 1) sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1, RecomputeMode::kNone, d.stack));
+    if (s == pp - 1) {
+      sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1, RecomputeMode::kNone, d.stack));
+    }
     sw.pp_send_bytes = pp > 1 ? record.pp_send.size : Bytes(0);
     sw.pp_send_time = pp > 1 ? record.pp_send.duration : Seconds(0);
     sw.optimizer_time = Seconds(stages.Of(s).optimizer);
