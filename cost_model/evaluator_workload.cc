@@ -45,6 +45,8 @@ void FillStepFields(const EvaluatorData& d, const ParallelConfig& c, const Confi
   wl->reshard_after_forward = (c.sharding == ShardingMode::kZero3 || c.sharding == ShardingMode::kHsdp) &&
                               !(cs.pp > 1 && d.stack.fsdp_pp_accumulate_unsharded);
   wl->comm_interference = interference;
+  wl->selective_reruns_attention =
+      c.recompute == RecomputeMode::kSelective && RecomputesAttention(c.recompute, d.stack);
   wl->tokens_per_step = d.job.TokensPerStep();
   wl->model_flops_per_step = Flops(flops.model);
   wl->hardware_flops_per_step = Flops(flops.hardware);

@@ -92,6 +92,9 @@ struct StepWorkload {
   int prefetch_depth = 1;                 // FSDP AllGather layers ahead
   bool reshard_after_forward = false;     // zero3 / hsdp: re-gather in backward
   double comm_interference = 1.0;         // compute slowdown factor (>= 1) while NCCL kernels overlap it
+  // recompute=selective re-runs the attention core and the CP collectives in
+  // it (attention-only selective); false: op-level SAC keeps its output.
+  bool selective_reruns_attention = false;
   std::vector<StageWork> stages;          // pp entries
   int64_t tokens_per_step = 0;
   Flops model_flops_per_step;             // MFU basis, whole job

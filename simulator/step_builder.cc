@@ -37,7 +37,9 @@ struct UnitPlan {
   std::vector<const WorkloadCollective*> step_end;
 };
 
-UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute) {
+// `attention_again`: recompute=selective re-runs the attention core with its
+// CP collectives (StepWorkload::selective_reruns_attention).
+UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute, bool attention_again) {
   UnitPlan u;
   u.work = &w;
   for (const WorkloadCollective& c : w.collectives) {
@@ -62,14 +64,20 @@ UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute) {
       case CommPhase::kStepEnd: u.step_end.push_back(&c); break;
     }
   }
-  if (recompute == RecomputeMode::kFull) {
+  const bool full = recompute == RecomputeMode::kFull;
+  if (full || (recompute == RecomputeMode::kSelective && attention_again)) {
     // Full recomputation re-runs the forward, blocking collectives and the
     // CP ring beside its attention blocks included (Megatron-Core
-    // CheckpointFunction re-runs the whole layer, TE's ring attention with it).
-    std::vector<const WorkloadCollective*> again = u.fwd_blocking;
+    // CheckpointFunction re-runs the whole layer, TE's ring attention with
+    // it); attention-only selective re-runs the attention core's CP ones.
+    std::vector<const WorkloadCollective*> again;
+    for (const WorkloadCollective* c : u.fwd_blocking) {
+      if (full || c->dim == ParallelDim::kCp) again.push_back(c);
+    }
+    const int recompute_blocking = static_cast<int>(again.size());
     again.insert(again.end(), u.bwd_blocking.begin(), u.bwd_blocking.end());
     u.bwd_blocking = std::move(again);
-    u.recompute_blocking = static_cast<int>(u.fwd_blocking.size());
+    u.recompute_blocking = recompute_blocking;
     u.cp_recompute = u.cp_fwd;
   }
   return u;
@@ -388,12 +396,14 @@ void Builder::Build() {
       const int chunk = std::clamp(layers[i].chunk, 0, v_ - 1);
       // Partial full recompute: only the first recompute_layers/vpp layers of
       // each chunk re-run their forward (and its collectives) in backward.
-      RecomputeMode mode = wl_.config.recompute;
+      // The embedding and LM head are not checkpointed (tier A folds their
+      // collectives without recompute).
+      RecomputeMode mode = layers[i].layer_index >= 0 ? wl_.config.recompute : RecomputeMode::kNone;
       if (layers[i].layer_index >= 0 && mode == RecomputeMode::kFull &&
           !wl_.config.FullyRecomputes(layers_in_chunk[chunk]++)) {
         mode = RecomputeMode::kNone;
       }
-      units_[s].push_back(PlanUnit(layers[i], mode));
+      units_[s].push_back(PlanUnit(layers[i], mode, wl_.selective_reruns_attention));
       chunk_units_[s][chunk].push_back(static_cast<int>(i));
     }
   }

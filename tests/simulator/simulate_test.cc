@@ -196,7 +196,7 @@ TimeBreakdownEntry CpEntry(const Report& r) {
   return {};
 }
 
-TEST_CASE("simulator: full recompute re-runs the CP ring in both tiers", "[simulator]") {
+TEST_CASE("simulator: full and attention-only selective recompute re-run the CP ring in both tiers", "[simulator]") {
   // Megatron-Core's full recompute re-runs each layer's forward in backward,
   // Transformer Engine's ring attention with it: the ring's forward steps
   // (F per layer) run twice, its backward steps (Bw) once. With cp_comm=p2p
@@ -205,6 +205,8 @@ TEST_CASE("simulator: full recompute re-runs the CP ring in both tiers", "[simul
   AnalyticalEvaluator eval(LoadModel("llama2-7b"), H100Nodes(4), Job(64, 4096));
   const ParallelConfig none = ParseParallelConfig("dp=2,tp=2,cp=8,sharding=zero2");
   const ParallelConfig full = ParseParallelConfig("dp=2,tp=2,cp=8,sharding=zero2,recompute=full");
+  const ParallelConfig selective = ParseParallelConfig("dp=2,tp=2,cp=8,sharding=zero2,recompute=selective");
+  REQUIRE(eval.stack().sac_matmul_recompute_fraction == 0);
   double f = 0, bw = 0;
   for (const WorkloadCollective& c : eval.BuildWorkload(none).stages[0].layers[1].collectives) {
     if (c.dim != ParallelDim::kCp) continue;
@@ -226,6 +228,30 @@ TEST_CASE("simulator: full recompute re-runs the CP ring in both tiers", "[simul
     REQUIRE(b.exposed.si() <= b.total.si() * (1 + 1e-12));
     // The recomputed ring hides no better than the forward's: exposure grows.
     REQUIRE(b.exposed.si() > a.exposed.si());
+    // Attention-only selective recompute re-runs the attention core, the ring
+    // inside it with it: the same cp traffic as full recompute.
+    const TimeBreakdownEntry sel = CpEntry(report(selective));
+    REQUIRE_THAT(sel.total.si(), WithinRel(b.total.si(), 1e-12));
+    REQUIRE(sel.exposed.si() <= sel.total.si() * (1 + 1e-12));
+  }
+}
+
+TEST_CASE("simulator: op-level SAC keeps the attention output, so its CP ring runs once", "[simulator]") {
+  // torchtitan's SelectiveAC saves the attention output: backward re-runs
+  // no attention and no ring, so the cp traffic is recompute=none's.
+  AnalyticalEvaluator eval(LoadModel("llama2-7b"), H100Nodes(4), Job(64, 4096), LoadSoftwareStack("torchtitan"));
+  REQUIRE(eval.stack().sac_matmul_recompute_fraction > 0);
+  const ParallelConfig none = ParseParallelConfig("dp=2,tp=2,cp=8,sharding=zero2");
+  const ParallelConfig sac = ParseParallelConfig("dp=2,tp=2,cp=8,sharding=zero2,recompute=selective");
+  for (Fidelity fidelity : {Fidelity::kAnalytical, Fidelity::kSimulated}) {
+    INFO(ToString(fidelity));
+    auto report = [&](const ParallelConfig& c) {
+      if (fidelity == Fidelity::kAnalytical) return eval.Evaluate(c);
+      return SimulateStep(eval.BuildWorkload(c), eval.cluster(), SimulationOptions{}).report;
+    };
+    const TimeBreakdownEntry a = CpEntry(report(none)), b = CpEntry(report(sac));
+    REQUIRE_THAT(b.total.si(), WithinRel(a.total.si(), 1e-12));
+    REQUIRE_THAT(b.exposed.si(), WithinRel(a.exposed.si(), 0.01));
   }
 }
 
