@@ -118,12 +118,17 @@ struct CommTimes {
 
 // Adds one timed collective to a unit's overlap buckets.
 // `cp`: the ranks of the K/V ring (ParallelConfig::CpRingSize), one attention block each.
+// `attention_again`: backward re-runs the attention core (RecomputesAttention).
 void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute,
-             UnitComm& u) {
+             bool attention_again, UnitComm& u) {
   const ParallelDim dim = static_cast<ParallelDim>(tc.dim);
   const CommPhase phase = static_cast<CommPhase>(tc.phase);
   const double t = tc.time;
   const double total = t * tc.count;
+  // Re-run in backward: full recompute re-runs every forward collective,
+  // attention-only selective the CP ones (they live in the attention core).
+  const bool again = phase == CommPhase::kForward &&
+                     (recompute == RecomputeMode::kFull || (attention_again && dim == ParallelDim::kCp));
   auto& dim_bucket = tc.every_micro_batch ? u.dim_total_mb : u.dim_total_step;
   dim_bucket[DimIndex(dim)] += total;
   if (dim == ParallelDim::kCp && !tc.blocking) {
@@ -132,6 +137,13 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
     const double exposed = tc.count * std::max(0.0, t - block);
     (phase == CommPhase::kForward ? u.cp_exposed_fwd : u.cp_exposed_bwd) += exposed;
     u.cp_total += total;
+    if (again) {
+      // The recomputed attention runs the ring again beside its blocks (same
+      // blocks, same exposure), before the backward's own.
+      u.cp_exposed_bwd += exposed;
+      u.cp_total += total;
+      dim_bucket[DimIndex(dim)] += total;
+    }
     return;
   }
   if (dim == ParallelDim::kTp && (phase == CommPhase::kForward || phase == CommPhase::kBackward)) {
@@ -141,8 +153,8 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
   switch (phase) {
     case CommPhase::kForward:
       u.fwd_blocking += total;
-      // Full recomputation re-runs the forward's blocking collectives.
-      if (recompute == RecomputeMode::kFull) {
+      // Recomputation re-runs the forward's blocking collectives.
+      if (again) {
         u.bwd_blocking += total;
         dim_bucket[DimIndex(dim)] += total;
       }
@@ -172,9 +184,10 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
 
 // Folds a unit's timed collectives into what the overlap rules need.
 template <int N>
-UnitComm FoldComm(const TimedList<N>& list, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute) {
+UnitComm FoldComm(const TimedList<N>& list, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute,
+                  bool attention_again) {
   UnitComm u;
-  for (int i = 0; i < list.n; ++i) FoldOne(list.items[i], attn_fwd_s, attn_bwd_s, cp, recompute, u);
+  for (int i = 0; i < list.n; ++i) FoldOne(list.items[i], attn_fwd_s, attn_bwd_s, cp, recompute, attention_again, u);
   return u;
 }
 
@@ -279,8 +292,8 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   TimedList<12> emb_timed, head_timed;
   TimeList(emb_list, paths, d.features, emb_timed, rec ? &rec->emb : nullptr);
   TimeList(head_list, paths, d.features, head_timed, rec ? &rec->head : nullptr);
-  out.emb = FoldComm(emb_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone);
-  out.head = FoldComm(head_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone);
+  out.emb = FoldComm(emb_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone, false);
+  out.head = FoldComm(head_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone, false);
   if (rec) rec->pp_send = plan.pp_send;
   if (plan.has_pp_send) {
     out.p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, d.features);
@@ -388,8 +401,9 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
                             CommRecord* record) {
   const CommTimes* timed = &CollectiveTimes(d, c, cs, u, record);
   TimedComm out;
-  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, u.layer.bwd.attention - u.layer.recompute_s, c.CpRingSize(),
-                       c.recompute);
+  const bool attention_again = RecomputesAttention(c.recompute, d.stack);
+  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, OwnBackwardAttention(u.layer, c.recompute, d.stack),
+                       c.CpRingSize(), c.recompute, attention_again);
   HideTpUnderGemms(d.stack, c, u.layer, out.layer, record);
   out.emb = timed->emb;
   out.head = timed->head;
@@ -403,7 +417,8 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
     if (d.lcm.kind_layers[k] <= 0) continue;
     const UnitCost& uk = u.kinds[k];
     const TimedList<24>& list = mlp ? (*mlp)[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
-    kinds[k] = FoldComm(list, uk.fwd.attention, uk.bwd.attention - uk.recompute_s, c.CpRingSize(), c.recompute);
+    kinds[k] = FoldComm(list, uk.fwd.attention, OwnBackwardAttention(uk, c.recompute, d.stack), c.CpRingSize(),
+                        c.recompute, attention_again);
     HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr);   // the record follows the mean layer
   }
   out.kinds = &kinds;

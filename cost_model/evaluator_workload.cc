@@ -11,7 +11,7 @@ namespace parasim {
 namespace {
 
 LayerWork MakeLayer(const UnitCost& u, const std::vector<WorkloadCollective>& coll, const std::string& name, int index,
-                    int chunk) {
+                    int chunk, RecomputeMode recompute, const SoftwareStack& stack) {
   LayerWork w;
   w.name = name;
   w.layer_index = index;
@@ -21,6 +21,8 @@ LayerWork MakeLayer(const UnitCost& u, const std::vector<WorkloadCollective>& co
   w.recompute_time = Seconds(u.recompute_s);
   w.forward_matmul_time = Seconds(u.fwd.Matmul());
   w.backward_matmul_time = Seconds(u.bwd.Matmul());
+  w.forward_attention_time = Seconds(u.fwd.attention);
+  w.backward_attention_time = Seconds(std::max(0.0, OwnBackwardAttention(u, recompute, stack)));
   w.forward_flops = Flops(u.fwd_flops);
   w.backward_flops = Flops(u.bwd_flops);
   w.forward_bytes = Bytes(u.fwd_bytes);
@@ -43,6 +45,8 @@ void FillStepFields(const EvaluatorData& d, const ParallelConfig& c, const Confi
   wl->reshard_after_forward = (c.sharding == ShardingMode::kZero3 || c.sharding == ShardingMode::kHsdp) &&
                               !(cs.pp > 1 && d.stack.fsdp_pp_accumulate_unsharded);
   wl->comm_interference = interference;
+  wl->selective_reruns_attention =
+      c.recompute == RecomputeMode::kSelective && RecomputesAttention(c.recompute, d.stack);
   wl->tokens_per_step = d.job.TokensPerStep();
   wl->model_flops_per_step = Flops(flops.model);
   wl->hardware_flops_per_step = Flops(flops.hardware);
@@ -69,7 +73,7 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
     StageWork sw;
     sw.stage = s;
     const int L = stage_layers[s];
-    if (s == 0) sw.layers.push_back(MakeLayer(u.emb, record.emb, "embedding", -1, 0));
+    if (s == 0) sw.layers.push_back(MakeLayer(u.emb, record.emb, "embedding", -1, 0, RecomputeMode::kNone, d.stack));
     std::vector<int> layers_in_chunk(v, 0);   // per chunk (as the simulator's step builder counts)
     for (int i = 0; i < L; ++i, ++layer_index) {
       const int chunk = v > 1 ? i / std::max(1, L / v) : 0;
@@ -85,9 +89,13 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
       const UnitCost& cost = units.several_kinds && model_layer < d.model.num_layers
                                  ? units.kinds[d.model.LayerKindOf(model_layer)]
                                  : units.layer;
-      sw.layers.push_back(MakeLayer(cost, record.layer, StrCat("layer ", layer_index), layer_index, chunk));
+      const RecomputeMode mode = &units == kept ? RecomputeMode::kNone : c.recompute;
+      sw.layers.push_back(
+          MakeLayer(cost, record.layer, StrCat("layer ", layer_index), layer_index, chunk, mode, d.stack));
     }
-    if (s == pp - 1) sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1));
+    if (s == pp - 1) {
+      sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1, RecomputeMode::kNone, d.stack));
+    }
     sw.pp_send_bytes = pp > 1 ? record.pp_send.size : Bytes(0);
     sw.pp_send_time = pp > 1 ? record.pp_send.duration : Seconds(0);
     sw.optimizer_time = Seconds(stages.Of(s).optimizer);

@@ -53,6 +53,21 @@ struct UnitCost {
   double dense_params = 0;    // of which not experts
 };
 
+// Whether backward re-runs the attention core, and with it the CP
+// collectives inside it: full recompute and attention-only selective do
+// (Megatron-Core checkpoints core_attention, TE's CP attention included);
+// op-level SAC keeps the attention output.
+inline bool RecomputesAttention(RecomputeMode recompute, const SoftwareStack& s) {
+  return recompute == RecomputeMode::kFull ||
+         (recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction <= 0);
+}
+
+// The backward's own attention core, the blocks its CP ring steps hide
+// under: bwd.attention less the recomputed forward's.
+inline double OwnBackwardAttention(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s) {
+  return u.bwd.attention - (RecomputesAttention(recompute, s) ? u.fwd.attention : 0.0);
+}
+
 // What the constructor precomputes for a (model, cluster, job, stack).
 struct LayerCostModel {
   ModelFlops flops;

@@ -54,6 +54,10 @@ struct LayerWork {
   Seconds recompute_time;
   Seconds forward_matmul_time;   // tensor-core bound part of forward_time (power state)
   Seconds backward_matmul_time;
+  // Attention core parts of the matmul times: the blocks the CP ring's steps
+  // hide under (backward: its own, without the recomputed forward's).
+  Seconds forward_attention_time;
+  Seconds backward_attention_time;
   Flops forward_flops;           // per GPU
   Flops backward_flops;          // incl. recompute
   Bytes forward_bytes;           // HBM traffic, per GPU
@@ -88,6 +92,9 @@ struct StepWorkload {
   int prefetch_depth = 1;                 // FSDP AllGather layers ahead
   bool reshard_after_forward = false;     // zero3 / hsdp: re-gather in backward
   double comm_interference = 1.0;         // compute slowdown factor (>= 1) while NCCL kernels overlap it
+  // recompute=selective re-runs the attention core and the CP collectives in
+  // it (attention-only selective); false: op-level SAC keeps its output.
+  bool selective_reruns_attention = false;
   std::vector<StageWork> stages;          // pp entries
   int64_t tokens_per_step = 0;
   Flops model_flops_per_step;             // MFU basis, whole job

@@ -29,13 +29,17 @@ struct UnitPlan {
   std::vector<const WorkloadCollective*> bwd_blocking;
   const WorkloadCollective* cp_fwd = nullptr;
   const WorkloadCollective* cp_bwd = nullptr;
+  const WorkloadCollective* cp_recompute = nullptr;      // the forward's ring again, before the backward's
+  int recompute_blocking = 0;                            // bwd_blocking's leading recomputed-forward issues
   std::vector<const WorkloadCollective*> gathers;        // forward prefetch
   std::vector<const WorkloadCollective*> bwd_gathers;    // zero3 / hsdp re-gather
   std::vector<const WorkloadCollective*> reduces;        // after the unit's backward
   std::vector<const WorkloadCollective*> step_end;
 };
 
-UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute) {
+// `attention_again`: recompute=selective re-runs the attention core with its
+// CP collectives (StepWorkload::selective_reruns_attention).
+UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute, bool attention_again) {
   UnitPlan u;
   u.work = &w;
   for (const WorkloadCollective& c : w.collectives) {
@@ -60,11 +64,21 @@ UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute) {
       case CommPhase::kStepEnd: u.step_end.push_back(&c); break;
     }
   }
-  if (recompute == RecomputeMode::kFull) {
-    // Full recomputation re-runs the forward, blocking collectives included.
-    std::vector<const WorkloadCollective*> again = u.fwd_blocking;
+  const bool full = recompute == RecomputeMode::kFull;
+  if (full || (recompute == RecomputeMode::kSelective && attention_again)) {
+    // Full recomputation re-runs the forward, blocking collectives and the
+    // CP ring beside its attention blocks included (Megatron-Core
+    // CheckpointFunction re-runs the whole layer, TE's ring attention with
+    // it); attention-only selective re-runs the attention core's CP ones.
+    std::vector<const WorkloadCollective*> again;
+    for (const WorkloadCollective* c : u.fwd_blocking) {
+      if (full || c->dim == ParallelDim::kCp) again.push_back(c);
+    }
+    const int recompute_blocking = static_cast<int>(again.size());
     again.insert(again.end(), u.bwd_blocking.begin(), u.bwd_blocking.end());
     u.bwd_blocking = std::move(again);
+    u.recompute_blocking = recompute_blocking;
+    u.cp_recompute = u.cp_fwd;
   }
   return u;
 }
@@ -92,7 +106,7 @@ class Builder {
   void WeightPass(int s, int mb, int chunk);
   void UnitCompute(int s, const UnitPlan& u, bool forward, double total_s, double matmul_s, int mb,
                    const std::string& what);
-  void CpBlocks(int s, const WorkloadCollective& ring, double piece_s, ActivitySpec spec);
+  void CpBlocks(int s, const WorkloadCollective& ring, double attention_s, ActivitySpec spec);
   void Reductions(int s, const UnitPlan& u, int mb);
   void StepEnd(int s);
   ActivitySpec Label(const UnitPlan& u, const std::string& what, int mb, int chunk);
@@ -172,11 +186,11 @@ void Builder::DependOnPending(int s, const LaneOps& after) {
 }
 
 // Attention blocks with ring steps beside them: step k is issued when block k
-// starts and block k+1 waits for it, so the layer takes
+// starts and block k+1 waits for it, so the attention takes
 // blocks·block + steps·max(0, t_step − block) (tier A's CP rule).
-void Builder::CpBlocks(int s, const WorkloadCollective& ring, double piece_s, ActivitySpec spec) {
+void Builder::CpBlocks(int s, const WorkloadCollective& ring, double attention_s, ActivitySpec spec) {
   const int steps = ring.count;
-  const double block = piece_s / (steps + 1);
+  const double block = attention_s / (steps + 1);
   WorkloadCollective one = ring;
   one.count = 1;
   LaneOps prev;
@@ -198,20 +212,41 @@ void Builder::UnitCompute(int s, const UnitPlan& u, bool forward, double total_s
   ActivitySpec spec = Label(u, what, mb, chunk);
   const auto& blocking = forward ? u.fwd_blocking : u.bwd_blocking;
   const WorkloadCollective* ring = forward ? u.cp_fwd : u.cp_bwd;
+  // Full recompute: the recomputed forward's ring on the first piece, the
+  // backward's own on the first piece after the recomputed forward's issues.
+  const WorkloadCollective* again = forward ? nullptr : u.cp_recompute;
+  // Ring steps hide under attention blocks only (TE's ring overlaps each
+  // step with one block's attention kernel), so those come out of the GEMMs.
+  const double fwd_attn = u.work->forward_attention_time.si();
+  double ring_s = ring ? (forward ? fwd_attn : u.work->backward_attention_time.si()) : 0.0;
+  double again_s = again ? fwd_attn : 0.0;
+  if (ring_s + again_s > matmul_s) {   // zero-bubble B keeps half the matmul time
+    const double k = matmul_s / (ring_s + again_s);
+    ring_s *= k;
+    again_s *= k;
+  }
+  const double gemm_s = std::max(0.0, matmul_s - ring_s - again_s);
   const double memory_s = std::max(0.0, total_s - matmul_s);
-  const int pieces = std::max<int>(1, static_cast<int>(blocking.size()));
+  int pieces = std::max<int>(1, static_cast<int>(blocking.size()));
+  int ring_piece = 0;
+  if (again && ring) {
+    ring_piece = std::max(1, u.recompute_blocking);
+    pieces = std::max(pieces, ring_piece + 1);
+  }
   // Memory-bound kernels (norms, activations, rotary, residuals) first, then
-  // the GEMM pieces, each followed by its blocking collective.
-  if (memory_s > 0 || (matmul_s <= 0 && blocking.empty() && !ring)) {
+  // the GEMM pieces (with the attention blocks), each followed by its
+  // blocking collective.
+  if (memory_s > 0 || (matmul_s <= 0 && blocking.empty() && !ring && !again)) {
     AddCompute(s, WorkKind::kMemory, memory_s, spec);
   }
   for (int i = 0; i < pieces; ++i) {
-    const double piece = matmul_s / pieces;
-    if (i == 0 && ring) {
-      CpBlocks(s, *ring, piece, spec);
-    } else if (piece > 0 || i < static_cast<int>(blocking.size())) {
+    const double piece = gemm_s / pieces;
+    const bool blocks_here = (i == 0 && again) || (i == ring_piece && ring);
+    if (piece > 0 || (i < static_cast<int>(blocking.size()) && !blocks_here)) {
       AddCompute(s, WorkKind::kMatmul, piece, spec);
     }
+    if (i == 0 && again) CpBlocks(s, *again, again_s, spec);
+    if (i == ring_piece && ring) CpBlocks(s, *ring, ring_s, spec);
     if (i < static_cast<int>(blocking.size())) {
       LaneOps c = AddColl(s, *blocking[i], Label(u, what, mb, chunk));
       DependOnBase(s, last_compute_[s], c);
@@ -361,12 +396,14 @@ void Builder::Build() {
       const int chunk = std::clamp(layers[i].chunk, 0, v_ - 1);
       // Partial full recompute: only the first recompute_layers/vpp layers of
       // each chunk re-run their forward (and its collectives) in backward.
-      RecomputeMode mode = wl_.config.recompute;
+      // The embedding and LM head are not checkpointed (tier A folds their
+      // collectives without recompute).
+      RecomputeMode mode = layers[i].layer_index >= 0 ? wl_.config.recompute : RecomputeMode::kNone;
       if (layers[i].layer_index >= 0 && mode == RecomputeMode::kFull &&
           !wl_.config.FullyRecomputes(layers_in_chunk[chunk]++)) {
         mode = RecomputeMode::kNone;
       }
-      units_[s].push_back(PlanUnit(layers[i], mode));
+      units_[s].push_back(PlanUnit(layers[i], mode, wl_.selective_reruns_attention));
       chunk_units_[s][chunk].push_back(static_cast<int>(i));
     }
   }
