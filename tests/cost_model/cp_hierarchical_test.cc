@@ -10,9 +10,12 @@
 #include "cost_model/comm_plan.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/layer_cost.h"
+#include "report_dimensions.h"
 #include "test_specs.h"
 
 using namespace parasim;
+using parasim::testing::DimExposed;
+using parasim::testing::DimTotal;
 using Catch::Matchers::WithinRel;
 
 namespace {
@@ -39,17 +42,6 @@ ParallelConfig Plain(int cp, CpComm kind) {
   c.cp = cp;
   c.cp_comm = kind;
   return c;
-}
-
-double DimTotal(const Report& r, const char* dim) {
-  for (const auto& e : r.by_dimension)
-    if (e.name == dim) return e.total.si();
-  return 0;
-}
-double DimExposed(const Report& r, const char* dim) {
-  for (const auto& e : r.by_dimension)
-    if (e.name == dim) return e.exposed.si();
-  return 0;
 }
 
 // Bytes of the CP collectives of `op` in `phase`, each issue counted.

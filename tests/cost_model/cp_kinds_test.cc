@@ -9,9 +9,12 @@
 #include "cost_model/comm_plan.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/layer_cost.h"
+#include "report_dimensions.h"
 #include "test_specs.h"
 
 using namespace parasim;
+using parasim::testing::DimExposed;
+using parasim::testing::DimTotal;
 using Catch::Matchers::WithinRel;
 
 namespace {
@@ -52,18 +55,6 @@ ParallelConfig Cp(int cp, CpComm kind, int tp = 1) {
   c.tp = tp;
   c.cp_comm = kind;
   return c;
-}
-
-
-double DimTotal(const Report& r, const char* dim) {
-  for (const auto& e : r.by_dimension)
-    if (e.name == dim) return e.total.si();
-  return 0;
-}
-double DimExposed(const Report& r, const char* dim) {
-  for (const auto& e : r.by_dimension)
-    if (e.name == dim) return e.exposed.si();
-  return 0;
 }
 
 }  // namespace
