@@ -16,21 +16,14 @@
 #include "planner/planner.h"
 #include "planner/scaling.h"
 #include "planner/uncertainty.h"
+#include "tests/planner/llama7b_64_h100.h"
 
 using namespace parasim;
 using namespace parasim::planner;
 
 namespace {
 
-struct Case {
-  ModelSpec model = LoadModel("llama2-7b");
-  ClusterSpec cluster = ResizeCluster(LoadCluster("dgx-h100"), 64);
-  JobSpec job;
-  Case() {
-    job.global_batch = 128;
-    job.seq_len = 4096;
-  }
-};
+using Case = parasim::testing::Llama7bOn64H100;
 
 std::string PlanJson(const Case& c, int threads, Objective objective) {
   const AnalyticalEvaluator evaluator(c.model, c.cluster, c.job);

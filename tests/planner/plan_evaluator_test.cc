@@ -16,6 +16,7 @@
 #include "planner/scaling.h"
 #include "planner/validation.h"
 #include "planner/whatif.h"
+#include "tests/planner/llama7b_64_h100.h"
 #include "tests/planner/plan_digest.h"
 
 using namespace parasim;
@@ -23,15 +24,7 @@ using namespace parasim::planner;
 
 namespace {
 
-struct Case {
-  ModelSpec model = LoadModel("llama2-7b");
-  ClusterSpec cluster = ResizeCluster(LoadCluster("dgx-h100"), 64);
-  JobSpec job;
-  Case() {
-    job.global_batch = 128;
-    job.seq_len = 4096;
-  }
-};
+using Case = parasim::testing::Llama7bOn64H100;
 
 // The plan with its explanation and launch settings: what `plan --explain
 // --emit megatron` reports.
