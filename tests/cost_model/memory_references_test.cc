@@ -356,8 +356,15 @@ TEST_CASE("cost_model: memory against Megatron-LM report_memory peaks from publi
   }
   const double median = Median(abs_errors), worst = *std::max_element(abs_errors.begin(), abs_errors.end());
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
+  // Per pipeline stage the prediction falls as the measurement does (PP4:
+  // 4, 3, 2, 1 micro-batches in flight; the last stage adds the loss).
+  CHECK(rows[5].predicted > rows[6].predicted);
+  CHECK(rows[6].predicted > rows[7].predicted);
+  CHECK(rows[5].measured > rows[6].measured);
+  CHECK(rows[6].measured > rows[7].measured);
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 1.0, kRecordedWorst = 1.0;
+  // The worst row is open-sci-ref (its Q/K norm inputs are not counted: docs/accuracy.md).
+  constexpr double kRecordedMedian = 0.035, kRecordedWorst = 0.118;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
