@@ -328,6 +328,7 @@ std::vector<MemoryRow> PredictMegatronLogRuns() {
     double reserved = rep.memory_bytes_per_stage.at(stage);
     std::string breakdown;
     char part[64];
+    // The breakdown is the peak stage's; its reserve and context are per GPU, the same on every stage.
     for (const auto& [name, bytes] : rep.memory_breakdown_bytes) {
       if (name == "reserve" || name == "cuda_context") reserved -= bytes;
       std::snprintf(part, sizeof part, " %s %.2f", name.c_str(), bytes / (1 << 30));
@@ -358,6 +359,7 @@ TEST_CASE("cost_model: memory against Megatron-LM report_memory peaks from publi
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Per pipeline stage the prediction falls as the measurement does (PP4:
   // 4, 3, 2, 1 micro-batches in flight; the last stage adds the loss).
+  REQUIRE(rows[5].run.find("pp4 stage 0") != std::string::npos);
   CHECK(rows[5].predicted > rows[6].predicted);
   CHECK(rows[6].predicted > rows[7].predicted);
   CHECK(rows[5].measured > rows[6].measured);
