@@ -191,15 +191,18 @@ std::string TorchtitanStageLayers(int layers, int pp, int v) {
 
 // torchtitan's Float8, long-context and 2D/3D/4D peaks
 // (tests/data/memory_torchtitan_perf_tables.csv), priced as they ran: the
-// `torchtitan` stack, H100 SXM nodes of 8, the Llama 3.1 preset, FSDP2 over
+// `torchtitan` stack (stacks/torchtitan-eager.yaml where compile is off),
+// H100 SXM nodes of 8, the Llama 3.1 preset, FSDP2 over
 // dp_shard·cp (zero3), TP with sequence-parallel norms, torch pipelining with
 // torchtitan's default split, all-gather CP; predicted = the allocator's
 // reserved pool (the estimate less the stack's reserve and CUDA context).
 std::vector<MemoryRow> PredictTorchtitanTableRuns(const std::string& csv = "memory_torchtitan_perf_tables.csv") {
   const std::string root = PARASIM_SOURCE_DIR;
-  const SoftwareStack stack = LoadSoftwareStack("torchtitan");
+  const SoftwareStack compiled = LoadSoftwareStack("torchtitan");
+  const SoftwareStack eager = LoadSoftwareStack(root + "/tests/data/stacks/torchtitan-eager.yaml");
   std::vector<MemoryRow> out;
   for (const auto& r : testing::ReadCsv(root + "/tests/data/" + csv)) {
+    const SoftwareStack& stack = r.at("compile") == "true" ? compiled : eager;   // every row so far compiled
     const ModelSpec model = LoadModel(r.at("model"));
     const int gpus = std::stoi(r.at("gpus"));
     const int dp = std::stoi(r.at("dp_shard")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp"));
