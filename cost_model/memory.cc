@@ -50,7 +50,8 @@ double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, 
   switch (recompute) {
     case RecomputeMode::kNone: return LayerWorkingBytes(a, tokens, tp, sp);
     case RecomputeMode::kSelective:
-      if (a.sac_saved > 0) return tokens * ((sp ? a.layer_input / t : a.layer_input) + a.sac_saved / t);
+      if (a.sac_saved > 0)
+        return tokens * ((sp ? a.layer_input / t : a.layer_input) + a.sac_saved / t + a.sac_saved_unsplit);
       return LayerWorkingBytes(a, tokens, tp, sp) - tokens * a.attention_out / t;
     case RecomputeMode::kFull: return tokens * (sp ? a.layer_input / t : a.layer_input);
   }
@@ -306,7 +307,8 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
     const double ffn = SavedMlpWidth(model);
     const double matmul_out = ad + 2.0 * gd + h + (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * ffn + h;
     a.sac_saved = stack.activation_bytes * ((1.0 - f) * matmul_out + ad);
-    if (stack.sac_keeps_unread_outputs) a.sac_saved += stack.activation_bytes * SacSavedUnreadOutputWidth(model, f);
+    if (stack.sac_keeps_unread_outputs)
+      a.sac_saved_unsplit = stack.activation_bytes * SacSavedUnreadOutputWidth(model, f);
   }
   return a;
 }

@@ -35,6 +35,10 @@ struct ActivationPerToken {
   // per token under recompute=selective, all split by tp but the layer input
   // (0 = attention-only selective).
   double sac_saved = 0;
+  // Of what op-level SAC keeps, the part every TP rank holds whole: saved
+  // row-parallel matmul outputs nobody reads (stack.sac_keeps_unread_outputs),
+  // h-wide partial sums before their reduction on every rank.
+  double sac_saved_unsplit = 0;
 };
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, bool dropout = false);
 // Per-token width of a layer's MLP activations: f for a dense model; for an

@@ -85,7 +85,16 @@ TEST_CASE("cost_model: op-level SAC saves every second matmul; eager also keeps 
   REQUIRE_FALSE(compiled.sac_keeps_unread_outputs);
   REQUIRE(eager.sac_keeps_unread_outputs);
   const ActivationPerToken c = LayerActivationPerToken(m, compiled), e = LayerActivationPerToken(m, eager);
-  CHECK(e.sac_saved - c.sac_saved == 2 * h);   // w2's bf16 output per token
+  CHECK(e.sac_saved == c.sac_saved);
+  CHECK(e.sac_saved_unsplit == 2 * h);   // w2's bf16 output per token
+  CHECK(c.sac_saved_unsplit == 0.0);
+  // w2 is row-parallel: each TP rank keeps its whole h-wide partial output.
+  const double tokens = 16384;
+  for (const int tp : {1, 8})
+    for (const bool sp : {false, true})
+      CHECK_THAT(LayerActivationBytes(e, tokens, tp, sp, RecomputeMode::kSelective) -
+                     LayerActivationBytes(c, tokens, tp, sp, RecomputeMode::kSelective),
+                 WithinRel(tokens * 2 * h, 1e-12));
   CHECK(e.split == c.split);                   // without SAC nothing differs
   CHECK(e.replicated == c.replicated);
   // The eager stack's kernel fields are pytorch-fsdp2-eager's, bit for bit.
