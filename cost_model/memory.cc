@@ -1,6 +1,7 @@
 #include "cost_model/memory.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace parasim {
 
@@ -49,7 +50,8 @@ double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, 
   switch (recompute) {
     case RecomputeMode::kNone: return LayerWorkingBytes(a, tokens, tp, sp);
     case RecomputeMode::kSelective:
-      if (a.sac_saved > 0) return tokens * ((sp ? a.layer_input / t : a.layer_input) + a.sac_saved / t);
+      if (a.sac_saved > 0)
+        return tokens * ((sp ? a.layer_input / t : a.layer_input) + a.sac_saved / t + a.sac_saved_unsplit);
       return LayerWorkingBytes(a, tokens, tp, sp) - tokens * a.attention_out / t;
     case RecomputeMode::kFull: return tokens * (sp ? a.layer_input / t : a.layer_input);
   }
@@ -252,6 +254,30 @@ double FusedSwiGluSavedBytes(const ModelSpec& m, const SoftwareStack& stack) {
   return f * stack.activation_bytes;   // SiLU(gate), one activation-dtype element per ffn unit
 }
 
+bool SacSavesMatmul(int position, double f) {
+  // The policy recomputes a matmul whenever its running count crosses a
+  // multiple of 1/f: f = 0.5 recomputes the 2nd, 4th, … (torchtitan's
+  // `meta[mm_count_key] % 2 == 0`). The small offset keeps 7 × 0.5 at 3.5.
+  constexpr double kEps = 1e-9;
+  return std::floor(position * f + kEps) == std::floor((position - 1) * f + kEps);
+}
+
+double SacSavedUnreadOutputWidth(const ModelSpec& m, double f) {
+  // A layer's aten.mm calls in forward order (torchtitan's Llama, model.py at
+  // 9dec370: wq, wk, wv, then wo; FeedForward w2(silu(w1(x)) * w3(x)): w1,
+  // w3, w2; a GELU MLP fc1, fc2). Backward never reads the output of wo and of
+  // the MLP's down projection: each only feeds a residual add (add's
+  // derivative passes the gradient through, derivatives.yaml `add.Tensor`).
+  // MoE experts run grouped GEMMs, not counted mm: only wo is placed.
+  const double h = static_cast<double>(m.hidden_size);
+  double width = SacSavesMatmul(4, f) ? h : 0.0;
+  if (!m.IsMoe()) {
+    const int down = m.mlp == MlpKind::kSwiGlu ? 7 : 6;
+    if (SacSavesMatmul(down, f)) width += h;
+  }
+  return width;
+}
+
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack) {
   ActivationPerToken a = LayerActivationPerToken(model, stack.dropout);
   if (stack.repeats_kv_heads) {
@@ -281,6 +307,8 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
     const double ffn = SavedMlpWidth(model);
     const double matmul_out = ad + 2.0 * gd + h + (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * ffn + h;
     a.sac_saved = stack.activation_bytes * ((1.0 - f) * matmul_out + ad);
+    if (stack.sac_keeps_unread_outputs)
+      a.sac_saved_unsplit = stack.activation_bytes * SacSavedUnreadOutputWidth(model, f);
   }
   return a;
 }

@@ -35,6 +35,10 @@ struct ActivationPerToken {
   // per token under recompute=selective, all split by tp but the layer input
   // (0 = attention-only selective).
   double sac_saved = 0;
+  // Of what op-level SAC keeps, the part every TP rank holds whole: saved
+  // row-parallel matmul outputs nobody reads (stack.sac_keeps_unread_outputs),
+  // h-wide partial sums before their reduction on every rank.
+  double sac_saved_unsplit = 0;
 };
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, bool dropout = false);
 // Per-token width of a layer's MLP activations: f for a dense model; for an
@@ -47,6 +51,14 @@ ModelSpec DenseMlpLayerModel(const ModelSpec& model);
 // The stack's activation dtype (`activation_bytes`, 2 = bf16/fp16, 4 = fp32)
 // scales every saved tensor but the 1-byte dropout masks.
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const SoftwareStack& stack);
+// Op-level SAC recomputing the fraction f of a layer's matmuls: whether it
+// saves the `position`-th (1-based, forward order) matmul's output.
+bool SacSavesMatmul(int position, double f);
+// Elements per token of the outputs op-level SAC saves but backward never
+// reads (the attention output projection, 4th matmul, and a dense MLP's down
+// projection, 7th SwiGLU / 6th GELU, where the policy saves them): what an
+// eager run keeps beyond a compiled block (stack.sac_keeps_unread_outputs).
+double SacSavedUnreadOutputWidth(const ModelSpec& model, double f);
 // Bytes per token a fused SwiGLU (stack.swiglu_saves_input_only) does not
 // keep: SiLU(gate), f elements of the activation dtype; 0 for other MLPs.
 double FusedSwiGluSavedBytes(const ModelSpec& model, const SoftwareStack& stack);

@@ -155,6 +155,11 @@ SoftwareStack PyTorchFsdp() {
   // foreach AdamW (torch/optim/adamw.py, _multi_tensor_adamw) materialises
   // exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs): one fp32 temporary per parameter.
   s.optimizer_temp_bytes = 4;
+  // Eager: an op-level SAC policy's saved outputs are held by
+  // torch.utils.checkpoint's _CachingTorchDispatchMode (torch 1963fc8,
+  // torch/utils/checkpoint.py: MUST_SAVE outputs appended to storage in
+  // forward, popped in recompute) whether backward reads them or not.
+  s.sac_keeps_unread_outputs = true;
   // FSDP1 (torch/distributed/fsdp/api.py): FULL_SHARD / SHARD_GRAD_OP /
   // HYBRID_SHARD / NO_SHARD; optimizer-only sharding through DDP +
   // torch.distributed.optim.ZeroRedundancyOptimizer; CP from
@@ -195,6 +200,11 @@ SoftwareStack PyTorchFsdp2() {
   s.act_bytes_per_element = 6;
   s.kernels_per_layer_forward = 14;
   s.host_per_tp_linear_s = 0;   // compiled: DTensor dispatch is traced away
+  // Compiled: AOTAutograd's min-cut partitioner (torch/_functorch/partitioners.py,
+  // should_ban_recomputation) treats MUST_SAVE as "never recompute" and saves
+  // only the forward values backward reads, so an output that only feeds a
+  // residual add is not kept.
+  s.sac_keeps_unread_outputs = false;
   // FSDP2 all-gathers into one buffer then copies out per parameter
   // (split_with_sizes_copy), and copies gradients in before ReduceScatter:
   // one pass each way (torch/distributed/_composable/fsdp/_fsdp_collectives.py).
@@ -233,6 +243,7 @@ SoftwareStack PyTorchFsdp2Eager() {
   s.act_bytes_per_element = eager.act_bytes_per_element;
   s.kernels_per_layer_forward = eager.kernels_per_layer_forward;
   s.host_per_tp_linear_s = eager.host_per_tp_linear_s;
+  s.sac_keeps_unread_outputs = eager.sac_keeps_unread_outputs;
   return s;
 }
 

@@ -109,6 +109,12 @@ struct SoftwareStack {
   // other matmuls' outputs are saved, this fraction of the matmuls and every
   // pointwise op recomputed (torchtitan: every other mm, 0.5).
   double sac_matmul_recompute_fraction = 0;
+  // Op-level SAC run eagerly: torch.utils.checkpoint's caching dispatch mode
+  // keeps the output of every op the policy saves until backward, also those
+  // backward never reads (a residual branch's last projection, whose output
+  // only feeds the add). A compiled block's partitioner saves only what
+  // backward reads (MUST_SAVE only bans recomputation): false.
+  bool sac_keeps_unread_outputs = false;
   // Relative spread (σ) of sustained compute speed between GPUs of one SKU:
   // the step waits for the slowest synchronising rank (cost_model/straggler.h).
   double straggler_sigma = 0.0089;

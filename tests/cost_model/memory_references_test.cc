@@ -104,13 +104,16 @@ namespace {
 
 // torchtitan's published peaks (tests/data/memory_torchtitan_llama3_8b.csv):
 // the allocator's reserved peak, so the prediction is the peak stage's
-// estimate less the stack's NCCL reserve and CUDA context.
+// estimate less the stack's NCCL reserve and CUDA context. Compiled rows run
+// the `torchtitan` preset, eager rows tests/data/stacks/torchtitan-eager.yaml.
 std::vector<MemoryRow> PredictTorchtitanRuns() {
   const std::string root = PARASIM_SOURCE_DIR;
-  const SoftwareStack stack = LoadSoftwareStack("torchtitan");
+  const SoftwareStack compiled = LoadSoftwareStack("torchtitan");
+  const SoftwareStack eager = LoadSoftwareStack(root + "/tests/data/stacks/torchtitan-eager.yaml");
   const ModelSpec model = LoadModel("llama3-8b");
   std::vector<MemoryRow> out;
   for (const auto& r : testing::ReadCsv(root + "/tests/data/memory_torchtitan_llama3_8b.csv")) {
+    const SoftwareStack& stack = r.at("compile") == "true" ? compiled : eager;
     const int gpus = std::stoi(r.at("gpus"));
     const ClusterSpec cluster = LoadCluster("dgx-h100", gpus / 8);
     JobSpec job;
@@ -140,14 +143,21 @@ TEST_CASE("cost_model: memory against torchtitan's published Llama 3.1 8B FSDP p
                   row.measured / (1 << 30), 100 * row.Error());
     abs_errors.push_back(std::fabs(row.Error()));
   }
-  // The preset describes the compiled runs: those are within 2%. The eager
-  // runs keep ~5.4 GiB more at both scales (docs/accuracy.md): under-predicted.
+  // The compiled runs (the `torchtitan` preset) are within 2%.
   CHECK(std::fabs(rows[1].Error()) <= 0.02);
   CHECK(std::fabs(rows[3].Error()) <= 0.02);
+  // Eager SAC also keeps each layer's w2 output (sac_keeps_unread_outputs):
+  // activations, so the same extra at 8 and at 128 GPUs, and no more than the
+  // measured eager − compiled gap (5.4 and 5.0 GiB; the rest is not modelled).
+  const double extra8 = rows[0].predicted - rows[1].predicted, extra128 = rows[2].predicted - rows[3].predicted;
+  CHECK(extra8 > 0);
+  CHECK_THAT(extra128, Catch::Matchers::WithinRel(extra8, 1e-9));
+  CHECK(extra8 <= rows[0].measured - rows[1].measured);
+  CHECK(extra128 <= rows[2].measured - rows[3].measured);
   // 8 → 128 GPUs shards the states 16× thinner: the measured drop (15.4 GiB) and the predicted one agree.
   CHECK_THAT(rows[0].predicted - rows[2].predicted, Catch::Matchers::WithinRel(rows[0].measured - rows[2].measured, 0.1));
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.042, kRecordedWorst = 0.076;
+  constexpr double kRecordedMedian = 0.011, kRecordedWorst = 0.025;
   CHECK(Median(abs_errors) <= kRecordedMedian + 0.02);
   CHECK(*std::max_element(abs_errors.begin(), abs_errors.end()) <= kRecordedWorst + 0.02);
 }
@@ -181,15 +191,18 @@ std::string TorchtitanStageLayers(int layers, int pp, int v) {
 
 // torchtitan's Float8, long-context and 2D/3D/4D peaks
 // (tests/data/memory_torchtitan_perf_tables.csv), priced as they ran: the
-// `torchtitan` stack, H100 SXM nodes of 8, the Llama 3.1 preset, FSDP2 over
+// `torchtitan` stack (stacks/torchtitan-eager.yaml where compile is off),
+// H100 SXM nodes of 8, the Llama 3.1 preset, FSDP2 over
 // dp_shard·cp (zero3), TP with sequence-parallel norms, torch pipelining with
 // torchtitan's default split, all-gather CP; predicted = the allocator's
 // reserved pool (the estimate less the stack's reserve and CUDA context).
 std::vector<MemoryRow> PredictTorchtitanTableRuns(const std::string& csv = "memory_torchtitan_perf_tables.csv") {
   const std::string root = PARASIM_SOURCE_DIR;
-  const SoftwareStack stack = LoadSoftwareStack("torchtitan");
+  const SoftwareStack compiled = LoadSoftwareStack("torchtitan");
+  const SoftwareStack eager = LoadSoftwareStack(root + "/tests/data/stacks/torchtitan-eager.yaml");
   std::vector<MemoryRow> out;
   for (const auto& r : testing::ReadCsv(root + "/tests/data/" + csv)) {
+    const SoftwareStack& stack = r.at("compile") == "true" ? compiled : eager;   // every row so far compiled
     const ModelSpec model = LoadModel(r.at("model"));
     const int gpus = std::stoi(r.at("gpus"));
     const int dp = std::stoi(r.at("dp_shard")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp"));

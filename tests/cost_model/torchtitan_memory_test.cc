@@ -59,6 +59,64 @@ TEST_CASE("cost_model: torchtitan repeats K/V before attention: a*d-wide K and V
   CHECK(repeated.sac_saved == grouped.sac_saved);   // SAC recomputes the repeat
 }
 
+TEST_CASE("cost_model: op-level SAC saves every second matmul; eager also keeps the unread ones",
+          "[cost_model][memory]") {
+  // torchtitan's policy recomputes mm 2, 4, 6 of a layer's 7 (wq wk wv wo w1 w3 w2).
+  for (int p = 1; p <= 7; ++p) CHECK(SacSavesMatmul(p, 0.5) == (p % 2 == 1));
+  // Every third with f = 1/3; none and all at the limits.
+  CHECK_FALSE(SacSavesMatmul(3, 1.0 / 3));
+  CHECK(SacSavesMatmul(4, 1.0 / 3));
+  CHECK(SacSavesMatmul(7, 0.0));
+  CHECK_FALSE(SacSavesMatmul(1, 1.0));
+  const ModelSpec m = LoadModel("llama3-8b");
+  const double h = static_cast<double>(m.hidden_size);
+  // SwiGLU: w2 is the 7th (saved, unread), wo the 4th (recomputed): h.
+  CHECK(SacSavedUnreadOutputWidth(m, 0.5) == h);
+  // GELU: the down projection is the 6th, recomputed: nothing unread saved.
+  ModelSpec gelu = m;
+  gelu.mlp = MlpKind::kGelu;
+  CHECK(SacSavedUnreadOutputWidth(gelu, 0.5) == 0.0);
+  // No recompute: both residual projections' outputs would be saved.
+  CHECK(SacSavedUnreadOutputWidth(m, 0.0) == 2 * h);
+
+  const std::string root = PARASIM_SOURCE_DIR;
+  const SoftwareStack compiled = LoadSoftwareStack("torchtitan");
+  const SoftwareStack eager = LoadSoftwareStack(root + "/tests/data/stacks/torchtitan-eager.yaml");
+  REQUIRE_FALSE(compiled.sac_keeps_unread_outputs);
+  REQUIRE(eager.sac_keeps_unread_outputs);
+  const ActivationPerToken c = LayerActivationPerToken(m, compiled), e = LayerActivationPerToken(m, eager);
+  CHECK(e.sac_saved == c.sac_saved);
+  CHECK(e.sac_saved_unsplit == 2 * h);   // w2's bf16 output per token
+  CHECK(c.sac_saved_unsplit == 0.0);
+  // w2 is row-parallel: each TP rank keeps its whole h-wide partial output.
+  const double tokens = 16384;
+  for (const int tp : {1, 8})
+    for (const bool sp : {false, true})
+      CHECK_THAT(LayerActivationBytes(e, tokens, tp, sp, RecomputeMode::kSelective) -
+                     LayerActivationBytes(c, tokens, tp, sp, RecomputeMode::kSelective),
+                 WithinRel(tokens * 2 * h, 1e-12));
+  CHECK(e.split == c.split);                   // without SAC nothing differs
+  CHECK(e.replicated == c.replicated);
+  // The eager stack's kernel fields are pytorch-fsdp2-eager's, bit for bit.
+  const SoftwareStack fsdp2_eager = LoadSoftwareStack("pytorch-fsdp2-eager");
+  CHECK(eager.norm_bytes_per_element == fsdp2_eager.norm_bytes_per_element);
+  CHECK(eager.rope_bytes_per_element == fsdp2_eager.rope_bytes_per_element);
+  CHECK(eager.act_bytes_per_element == fsdp2_eager.act_bytes_per_element);
+  CHECK(eager.kernels_per_layer_forward == fsdp2_eager.kernels_per_layer_forward);
+  CHECK(eager.host_per_tp_linear_s == fsdp2_eager.host_per_tp_linear_s);
+  // Everything else is torchtitan's.
+  SoftwareStack rest = eager;
+  rest.name = compiled.name;
+  rest.description = compiled.description;
+  rest.sac_keeps_unread_outputs = false;
+  rest.norm_bytes_per_element = compiled.norm_bytes_per_element;
+  rest.rope_bytes_per_element = compiled.rope_bytes_per_element;
+  rest.act_bytes_per_element = compiled.act_bytes_per_element;
+  rest.kernels_per_layer_forward = compiled.kernels_per_layer_forward;
+  rest.host_per_tp_linear_s = compiled.host_per_tp_linear_s;
+  CHECK(rest == compiled);
+}
+
 TEST_CASE("cost_model: a pipelined torchtitan stage holds fp32 gradients and float8 layer weights",
           "[cost_model][memory]") {
   const ModelSpec model = LoadModel("llama3-8b");
