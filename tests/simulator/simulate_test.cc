@@ -321,6 +321,7 @@ TEST_CASE("simulator: tier B agrees with tier A on the torchtitan stack", "[simu
       "dp=32,sharding=zero3",
       "dp=32,sharding=zero2,recompute=selective",
       "dp=8,tp=4,sharding=zero2",
+      "dp=8,tp=2,cp=2,sharding=zero2",
       "dp=4,tp=2,cp=4,sharding=zero3",
       "dp=4,cp=8,sharding=zero2",
       "dp=2,tp=2,cp=8,sharding=zero2",
