@@ -119,8 +119,9 @@ struct CommTimes {
 // Adds one timed collective to a unit's overlap buckets.
 // `cp`: the ranks of the K/V ring (ParallelConfig::CpRingSize), one attention block each.
 // `attention_again`: backward re-runs the attention core (RecomputesAttention).
+// `interference`: the config's slowdown factor of kernels beside an NCCL kernel.
 void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute,
-             bool attention_again, UnitComm& u) {
+             bool attention_again, double interference, UnitComm& u) {
   const ParallelDim dim = static_cast<ParallelDim>(tc.dim);
   const CommPhase phase = static_cast<CommPhase>(tc.phase);
   const double t = tc.time;
@@ -132,15 +133,24 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
   auto& dim_bucket = tc.every_micro_batch ? u.dim_total_mb : u.dim_total_step;
   dim_bucket[DimIndex(dim)] += total;
   if (dim == ParallelDim::kCp && !tc.blocking) {
-    // Ring attention: each step's K,V transfer hides under one block of attention.
+    // Ring attention: each step's K,V transfer hides under one block of
+    // attention, whose kernel runs slower while the step's SendRecv kernel
+    // holds its SMs (covered block seconds take `interference` each).
     const double block = (phase == CommPhase::kForward ? attn_fwd_s : attn_bwd_s) / cp;
-    const double exposed = tc.count * std::max(0.0, t - block);
-    (phase == CommPhase::kForward ? u.cp_exposed_fwd : u.cp_exposed_bwd) += exposed;
+    const double covered = tc.count * std::min(block, t / interference);
+    const double slowed = (interference - 1.0) * covered;
+    const double exposed = tc.count * std::max(0.0, t - block * interference);
+    const bool fwd = phase == CommPhase::kForward;
+    (fwd ? u.cp_exposed_fwd : u.cp_exposed_bwd) += exposed;
+    (fwd ? u.cp_covered_fwd : u.cp_covered_bwd) += covered;
+    (fwd ? u.cp_slowed_fwd : u.cp_slowed_bwd) += slowed;
     u.cp_total += total;
     if (again) {
       // The recomputed attention runs the ring again beside its blocks (same
       // blocks, same exposure), before the backward's own.
       u.cp_exposed_bwd += exposed;
+      u.cp_covered_bwd += covered;
+      u.cp_slowed_bwd += slowed;
       u.cp_total += total;
       dim_bucket[DimIndex(dim)] += total;
     }
@@ -185,9 +195,10 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
 // Folds a unit's timed collectives into what the overlap rules need.
 template <int N>
 UnitComm FoldComm(const TimedList<N>& list, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute,
-                  bool attention_again) {
+                  bool attention_again, double interference) {
   UnitComm u;
-  for (int i = 0; i < list.n; ++i) FoldOne(list.items[i], attn_fwd_s, attn_bwd_s, cp, recompute, attention_again, u);
+  for (int i = 0; i < list.n; ++i)
+    FoldOne(list.items[i], attn_fwd_s, attn_bwd_s, cp, recompute, attention_again, interference, u);
   return u;
 }
 
@@ -292,8 +303,8 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   TimedList<12> emb_timed, head_timed;
   TimeList(emb_list, paths, d.features, emb_timed, rec ? &rec->emb : nullptr);
   TimeList(head_list, paths, d.features, head_timed, rec ? &rec->head : nullptr);
-  out.emb = FoldComm(emb_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone, false);
-  out.head = FoldComm(head_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone, false);
+  out.emb = FoldComm(emb_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone, false, 1.0);
+  out.head = FoldComm(head_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone, false, 1.0);
   if (rec) rec->pp_send = plan.pp_send;
   if (plan.has_pp_send) {
     out.p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, d.features);
@@ -402,13 +413,17 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   const CommTimes* timed = &CollectiveTimes(d, c, cs, u, record);
   TimedComm out;
   const bool attention_again = RecomputesAttention(c.recompute, d.stack);
-  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, OwnBackwardAttention(u.layer, c.recompute, d.stack),
-                       c.CpRingSize(), c.recompute, attention_again);
+  const double own_bwd_attention = OwnBackwardAttention(u.layer, c.recompute, d.stack);
+  // The factor reads the gathers and reductions only; the ring's blocks need it.
+  const UnitComm dp_only = FoldComm(timed->layer, u.layer.fwd.attention, own_bwd_attention, c.CpRingSize(),
+                                    c.recompute, attention_again, 1.0);
+  out.interference = OverlapInterference(d, u.layer, dp_only);
+  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, own_bwd_attention, c.CpRingSize(), c.recompute,
+                       attention_again, out.interference);
   HideTpUnderGemms(d.stack, c, u.layer, out.layer, record);
   out.emb = timed->emb;
   out.head = timed->head;
   out.p2p = timed->p2p;
-  out.interference = OverlapInterference(d, u.layer, out.layer);
   if (!u.several_kinds) return out;
   // Each layer kind's communication (valid until the next call on this thread).
   thread_local std::array<UnitComm, kNumLayerKinds> kinds;
@@ -418,7 +433,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
     const UnitCost& uk = u.kinds[k];
     const TimedList<24>& list = mlp ? (*mlp)[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
     kinds[k] = FoldComm(list, uk.fwd.attention, OwnBackwardAttention(uk, c.recompute, d.stack), c.CpRingSize(),
-                        c.recompute, attention_again);
+                        c.recompute, attention_again, out.interference);
     HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr);   // the record follows the mean layer
   }
   out.kinds = &kinds;

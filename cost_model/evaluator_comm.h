@@ -19,6 +19,9 @@ struct UnitComm {
   double tp_fwd = 0, tp_bwd = 0;              // of which tensor-parallel (before any GEMM overlap)
   double tp_hidden = 0;                       // TP time hidden under GEMMs net of their slowdown (stack.tp_comm_overlap)
   double cp_exposed_fwd = 0, cp_exposed_bwd = 0, cp_total = 0;
+  // CP ring steps beside attention blocks: the blocks' kernel seconds they
+  // cover and the extra time the ring's NCCL kernels cost them (interference).
+  double cp_covered_fwd = 0, cp_covered_bwd = 0, cp_slowed_fwd = 0, cp_slowed_bwd = 0;
   double gather_mb = 0, gather_step = 0;          // forward gathers (every micro-batch / once)
   double bwd_gather_mb = 0;                       // zero3 re-gather
   double reduce_mb = 0, reduce_step = 0;          // gradient reductions

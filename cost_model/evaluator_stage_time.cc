@@ -17,15 +17,16 @@ using StageSplitKey = WordKey<2>;
 // One overlap phase of a stage shape (overlap.h), exactly its inputs:
 // configs that differ only in step-level collectives (ddp vs zero1) or in
 // the schedule share their middle micro-batch phases.
-using PhaseKey = WordKey<12>;
+using PhaseKey = WordKey<15>;
 PhaseKey MakePhaseKey(bool forward, const UnitRuns& r, int depth, double interference) {
   PhaseKey k;
   k.w = {static_cast<uint64_t>(forward) | static_cast<uint64_t>(r.has_first) << 1 |
              static_cast<uint64_t>(r.has_last) << 2,
          Pack(r.count, depth), DoubleBits(interference),
-         DoubleBits(r.first.compute), DoubleBits(r.first.gather), DoubleBits(r.first.reduce),
-         DoubleBits(r.body.compute), DoubleBits(r.body.gather), DoubleBits(r.body.reduce),
-         DoubleBits(r.last.compute), DoubleBits(r.last.gather), DoubleBits(r.last.reduce)};
+         DoubleBits(r.first.compute), DoubleBits(r.first.fixed), DoubleBits(r.first.gather),
+         DoubleBits(r.first.reduce), DoubleBits(r.body.compute), DoubleBits(r.body.fixed),
+         DoubleBits(r.body.gather), DoubleBits(r.body.reduce), DoubleBits(r.last.compute),
+         DoubleBits(r.last.fixed), DoubleBits(r.last.gather), DoubleBits(r.last.reduce)};
   return k;
 }
 
@@ -45,14 +46,21 @@ struct StageUnits {
   KernelSeconds kernels_mb;
   double blocking_mb = 0;
   double tp_hidden_mb = 0;   // TP time hidden under GEMMs (stack.tp_comm_overlap)
+  double cp_slowed_mb = 0;   // attention blocks' extra time beside the CP ring's steps
   std::array<double, kNumDims> dim_mb{}, dim_step{};
   double gather_step = 0, reduce_step = 0, step_end = 0;
 
   void Add(const UnitCost& uc, const UnitComm& cm, int copies, OverlapUnit& f_unit, OverlapUnit& b_unit) {
-    const double f = uc.fwd.Total() + cm.fwd_blocking + cm.cp_exposed_fwd;
-    const double b = uc.bwd.Total() + cm.bwd_blocking + cm.cp_exposed_bwd;
-    f_unit = OverlapUnit{f, cm.gather_mb, 0};
-    b_unit = OverlapUnit{b, cm.bwd_gather_mb, cm.reduce_mb};
+    // Blocking comm, ring waits and the attention blocks the ring already
+    // slows are the units' fixed time: a gather or reduction beside them
+    // slows nothing more (one NCCL kernel's SMs at a time, as the simulator).
+    const double f_fixed = cm.fwd_blocking + cm.cp_exposed_fwd + cm.cp_covered_fwd + cm.cp_slowed_fwd;
+    const double b_fixed = cm.bwd_blocking + cm.cp_exposed_bwd + cm.cp_covered_bwd + cm.cp_slowed_bwd;
+    const double f = uc.fwd.Total() + cm.fwd_blocking + cm.cp_exposed_fwd + cm.cp_slowed_fwd;
+    const double b = uc.bwd.Total() + cm.bwd_blocking + cm.cp_exposed_bwd + cm.cp_slowed_bwd;
+    f_unit = OverlapUnit{f, cm.gather_mb, 0, std::min(f, f_fixed)};
+    b_unit = OverlapUnit{b, cm.bwd_gather_mb, cm.reduce_mb, std::min(b, b_fixed)};
+    cp_slowed_mb += copies * (cm.cp_slowed_fwd + cm.cp_slowed_bwd);
     kernels_mb += (KernelSeconds(uc.fwd) += uc.bwd).Scaled(copies);
     blocking_mb += copies * (cm.fwd_blocking + cm.bwd_blocking + cm.cp_exposed_fwd + cm.cp_exposed_bwd);
     tp_hidden_mb += copies * cm.tp_hidden;
@@ -83,6 +91,10 @@ void AddScaledComm(UnitComm& into, const UnitComm& c, double w) {
   into.cp_exposed_fwd += w * c.cp_exposed_fwd;
   into.cp_exposed_bwd += w * c.cp_exposed_bwd;
   into.cp_total += w * c.cp_total;
+  into.cp_covered_fwd += w * c.cp_covered_fwd;
+  into.cp_covered_bwd += w * c.cp_covered_bwd;
+  into.cp_slowed_fwd += w * c.cp_slowed_fwd;
+  into.cp_slowed_bwd += w * c.cp_slowed_bwd;
   into.gather_mb += w * c.gather_mb;
   into.gather_step += w * c.gather_step;
   into.bwd_gather_mb += w * c.bwd_gather_mb;
@@ -221,7 +233,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.per_mb = p.f_mid.time + p.b_mid.time + p2p_mb + host_mb;
   st.extra = (p.f_first.time - p.f_mid.time) + (p.b_last.time - p.b_mid.time) + su.step_end + st.optimizer;
   st.kernels = su.kernels_mb.Scaled(m);
-  st.interference = m * (p.f_mid.interference + p.b_mid.interference) +
+  st.interference = m * (p.f_mid.interference + p.b_mid.interference + su.cp_slowed_mb) +
                     (p.f_first.interference - p.f_mid.interference) + (p.b_last.interference - p.b_mid.interference);
   st.compute = st.kernels.Total() + st.interference + st.optimizer;
   st.matmul = st.kernels.Matmul() + st.interference;

@@ -9,7 +9,17 @@ namespace {
 constexpr int kMaxDepth = 8;   // ring buffer of compute start times; deeper prefetch is clamped
 
 bool SameUnit(const OverlapUnit& a, const OverlapUnit& b) {
-  return a.compute == b.compute && a.gather == b.gather && a.reduce == b.reduce;
+  return a.compute == b.compute && a.fixed == b.fixed && a.gather == b.gather && a.reduce == b.reduce;
+}
+
+// Extra time of unit `u` when a collective runs the first `wall` seconds of
+// it: those seconds cover wall / (f·K + I) of the unit (K its kernels, I its
+// fixed time, evenly mixed), and each covered kernel second takes f.
+double SlowedExtra(const OverlapUnit& u, double wall, double interference) {
+  const double kernels = std::max(0.0, u.compute - u.fixed);
+  const double slowed_unit = interference * kernels + (u.compute - kernels);
+  if (wall <= 0 || kernels <= 0 || slowed_unit <= 0) return 0.0;
+  return (interference - 1.0) * kernels * std::min(1.0, wall / slowed_unit);
 }
 
 bool Close(double a, double b, double scale) { return std::abs(a - b) <= 1e-12 * scale; }
@@ -96,8 +106,7 @@ PhaseResult Forward(const Units& u, int n, int depth, double interference) {
       const double next_issue = i + 1 <= depth ? 0.0 : starts[(i + 1 - depth) % kMaxDepth];
       busy_until = std::max(next_issue, comm_free) + u[i + 1].gather;
     }
-    const double overlap = std::clamp(busy_until - cs, 0.0, u[i].compute);
-    const double extra = (interference - 1.0) * overlap;
+    const double extra = SlowedExtra(u[i], busy_until - cs, interference);
     r.interference += extra;
     t = cs + u[i].compute + extra;
 
@@ -165,8 +174,7 @@ PhaseResult Backward(const Units& u, int n, double interference) {
       r.comm += u[j - 1].gather;
       ready = comm_free;
     }
-    const double overlap = std::clamp(comm_free - cs, 0.0, u[j].compute);
-    const double extra = (interference - 1.0) * overlap;
+    const double extra = SlowedExtra(u[j], comm_free - cs, interference);
     r.interference += extra;
     t = cs + u[j].compute + extra;
     if (u[j].reduce > 0) {

@@ -10,8 +10,12 @@
 //    backward of j−1; zero3's re-gather of unit j−1 is issued when j starts
 //    and shares the stream (and the links) with the reductions. What is left
 //    when the last backward ends is exposed.
-//  - Compute that runs beside a collective is slowed by `interference`
-//    (NCCL takes SMs and HBM bandwidth).
+//  - Kernels that run beside a collective are slowed by `interference`
+//    (NCCL takes SMs and HBM bandwidth); a unit's `fixed` time (blocking
+//    comm, waits for the CP ring, attention already slowed by the ring) is
+//    not. A collective overlapping W seconds of a unit covers the fraction
+//    W / (interference·kernels + fixed) of it (spread evenly), as the
+//    simulator's rate change does.
 // Pipeline: 1F1B/GPipe step = Σ_s T_s + (m−1)·max_s T_s; interleaved with v
 // chunks divides the fill/drain by v, so equal stages idle (p−1)/(v·m+p−1).
 #pragma once
@@ -22,6 +26,7 @@ struct OverlapUnit {
   double compute = 0;   // compute-stream time (kernels + blocking comm)
   double gather = 0;    // non-blocking gather needed before it (0: none)
   double reduce = 0;    // non-blocking reduction issued after its backward (0: none)
+  double fixed = 0;     // of `compute`, what a gather or reduction beside it does not slow
 };
 
 struct PhaseResult {

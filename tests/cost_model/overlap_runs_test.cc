@@ -30,7 +30,9 @@ TEST_CASE("cost_model: overlap over unit runs equals the expanded units", "[cost
   std::uniform_real_distribution<double> ms(0.0, 10.0);
   auto unit = [&](bool gather, bool reduce) {
     // Comm sometimes shorter, sometimes longer than compute (hidden, exposed, saturated streams).
-    return OverlapUnit{ms(rng), gather ? ms(rng) * 1.5 : 0.0, reduce ? ms(rng) * 1.5 : 0.0};
+    // A third of each unit fixed (blocking comm): slowed by nothing.
+    const double compute = ms(rng);
+    return OverlapUnit{compute, gather ? ms(rng) * 1.5 : 0.0, reduce ? ms(rng) * 1.5 : 0.0, compute / 3};
   };
   int checked = 0;
   for (int trial = 0; trial < 4000; ++trial) {

@@ -41,8 +41,25 @@ TEST_CASE("cost_model: reductions hide under the previous layer's backward, the 
 TEST_CASE("cost_model: interference slows only compute that overlaps comm", "[cost_model]") {
   std::vector<OverlapUnit> u(2, OverlapUnit{10, 0, 4});
   const PhaseResult r = BackwardWithReduce(u.data(), 2, 1.5);
-  // Unit 0's backward overlaps 4 of unit 1's reduction: +2.
-  CHECK_THAT(r.interference, WithinAbs(2, 1e-9));
+  // Unit 1's reduction runs the first 4 s of unit 0's backward, which does
+  // 4 / 1.5 s of its work in them: + 4 (1 − 1/1.5), as a rate change would.
+  CHECK_THAT(r.interference, WithinAbs(4.0 / 3.0, 1e-9));
+  // A reduction longer than the slowed unit slows all of its kernels.
+  std::vector<OverlapUnit> long_reduce(2, OverlapUnit{10, 0, 40});
+  CHECK_THAT(BackwardWithReduce(long_reduce.data(), 2, 1.5).interference, WithinAbs(5, 1e-9));
+}
+
+TEST_CASE("cost_model: a unit's fixed time (blocking comm, ring waits) is not slowed", "[cost_model]") {
+  // 10 s units of which 5 s fixed: the kernels (5 s) alone take the factor.
+  std::vector<OverlapUnit> covered(2, OverlapUnit{10, 0, 40, 5});
+  CHECK_THAT(BackwardWithReduce(covered.data(), 2, 1.5).interference, WithinAbs(2.5, 1e-9));
+  // 4 s of reduction cover 4 / (1.5·5 + 5) of the unit: + 0.5 · 5 · 0.32.
+  std::vector<OverlapUnit> partial(2, OverlapUnit{10, 0, 4, 5});
+  CHECK_THAT(BackwardWithReduce(partial.data(), 2, 1.5).interference, WithinAbs(0.8, 1e-9));
+  // All fixed: nothing to slow, however long the comm.
+  std::vector<OverlapUnit> idle(3, OverlapUnit{10, 30, 40, 10});
+  CHECK(BackwardWithReduce(idle.data(), 3, 1.5).interference == 0);
+  CHECK(ForwardWithPrefetch(idle.data(), 3, 1, 1.5).interference == 0);
 }
 
 TEST_CASE("cost_model: 1F1B bubble fraction is (p-1)/(m+p-1), interleaved (p-1)/(v m+p-1)", "[cost_model]") {
@@ -82,7 +99,10 @@ PhaseResult ForwardPlain(const std::vector<OverlapUnit>& u, int depth, double k)
     double busy = comm_free;
     if (depth > 0 && i + 1 < n && u[i + 1].gather > 0)
       busy = std::max(i + 1 <= depth ? 0.0 : starts[i + 1 - depth], comm_free) + u[i + 1].gather;
-    const double extra = (k - 1) * std::clamp(busy - cs, 0.0, u[i].compute);
+    // The wall time the gathers run beside unit i covers busy / (k·K + I) of it.
+    const double kernels = u[i].compute - u[i].fixed;
+    const double covered = kernels * std::clamp((busy - cs) / (k * kernels + u[i].fixed), 0.0, 1.0);
+    const double extra = (k - 1) * covered;
     r.interference += extra;
     t = cs + u[i].compute + extra;
   }
@@ -96,7 +116,7 @@ TEST_CASE("cost_model: jumping runs of identical layers matches layer-by-layer",
     for (int depth : {0, 1, 2, 3}) {
       std::vector<OverlapUnit> u;
       u.push_back({2, 30, 1});
-      for (int i = 0; i < 60; ++i) u.push_back({10, g, g * 0.7});
+      for (int i = 0; i < 60; ++i) u.push_back({10, g, g * 0.7, 3});
       u.push_back({5, 12, 8});
       const PhaseResult fast = ForwardWithPrefetch(u.data(), static_cast<int>(u.size()), depth, 1.12);
       const PhaseResult plain = ForwardPlain(u, depth, 1.12);
