@@ -492,6 +492,13 @@ SoftwareStack MegatronLm2021() {
   // 2021 "local" DDP); no distributed optimizer.
   s.overlap_grad_reduce = false;
   s.overlap_param_gather = false;
+  // Loss: vocab_parallel_cross_entropy(output.float()) on the fp16/bf16 head
+  // output, which the caller still references (2 B) beside the fp32 copy (4 B).
+  // The 2021 cross entropy (NVIDIA/Megatron-LM 52a5f2f272e5ef242eb271227da712f7dfc55da3,
+  // megatron/mpu/cross_entropy.py) works in that copy in place: sub_(max),
+  // exp(out=), div_(sum), then saves it as the softmax; max and sum are one
+  // value per token. 6 B per logit element at the loss's peak (the 2023 code,
+  // logits - max out of place, needs 10: the megatron-lm-2023 stack file).
   s.logits_bytes_per_element = 6;
   s.loss_bytes_per_element = 16;
   // NGC PyTorch 20.12-21.03 containers of the time ship NCCL 2.8.x: ring
