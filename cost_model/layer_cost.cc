@@ -62,6 +62,7 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
   m.norm_bytes = model.norm == NormKind::kLayerNorm ? std::min(4.0, stack.norm_bytes_per_element)
                                                     : stack.norm_bytes_per_element;
   m.rope_bytes = model.position == PositionKind::kRope ? stack.rope_bytes_per_element : 0.0;
+  m.qk_norm_width = model.qk_norm ? m.ad + m.gd : 0.0;
   m.stack = &stack;
   return m;
 }
@@ -203,12 +204,14 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
     u.bwd.elementwise += MemorySeconds(d, attn_bytes_bwd);
   }
   // Memory-bound ops. Norms and residuals run on the full hidden vector of
-  // every token a TP rank holds (T/tp with SP).
+  // every token a TP rank holds (T/tp with SP). QK norm reads and writes the
+  // rank's Q and K heads (a·d + g·d per token) as the stack's norm kernel does.
   const double t_norm = c.sequence_parallel ? T / tp : T;
   const double act_bytes = m.swiglu ? s.act_bytes_per_element : 4.0;   // GELU: read + write bf16
   // The stack's bytes are for bf16 elements; fp32 training moves twice as many.
   const double elem_fwd = (2.0 * t_norm * m.h * m.norm_bytes + 2.0 * t_norm * m.h * s.residual_bytes_per_element +
-                           T * (m.ad + m.gd) / tp * m.rope_bytes + act_elems * act_bytes) *
+                           T * (m.ad + m.gd) / tp * m.rope_bytes + T * m.qk_norm_width / tp * m.norm_bytes +
+                           act_elems * act_bytes) *
                           (d.element_bytes / 2.0);
   u.fwd.elementwise += MemorySeconds(d, elem_fwd);
   u.bwd.elementwise += MemorySeconds(d, 2.0 * elem_fwd);
@@ -227,7 +230,10 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   if (cp_ring) n_cp += static_cast<double>(s.cp_kernels_per_step) * cp_ring_ranks;
   if (cp_a2a) n_cp += 8;
   if (c.cp > 1 && c.cp_comm == CpComm::kAllGather) n_cp = 2;
-  const double n_fwd = s.kernels_per_layer_forward + n_cp;
+  // QK norm: one norm kernel for Q and one for K (Megatron-Core calls
+  // q_layernorm and k_layernorm separately), not in the stack's count.
+  const double n_qk_norm = m.qk_norm_width > 0 ? 2.0 : 0.0;
+  const double n_fwd = s.kernels_per_layer_forward + n_cp + n_qk_norm;
   // Tensor-parallel linears (q, k, v, o and the MLP's) dispatch through the
   // stack's TP layer: forward once, backward twice (dgrad, wgrad).
   const double tp_linears = c.tp > 1 ? 4.0 + mats_in + 1.0 : 0.0;

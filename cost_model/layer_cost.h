@@ -78,6 +78,7 @@ struct LayerCostModel {
   double heads = 0, head_dim = 0;
   double norm_bytes = 0;        // per element per forward, by the model's norm kind and the stack
   double rope_bytes = 0;        // 0 without rotary embeddings
+  double qk_norm_width = 0;     // ad + gd when Q and K are normalised per head (ModelSpec::qk_norm), else 0
   AttentionKernel attention;
   double experts = 0, top_k = 0, expert_ffn = 0;
   // Today's layouts (defaults reproduce the Llama-style layer exactly).

@@ -20,6 +20,13 @@ ModelSpec DenseMlpLayerModel(const ModelSpec& model) {
   return dense;
 }
 
+double QkNormStatsBytes(const ModelSpec& m) {
+  if (!m.qk_norm) return 0.0;
+  const double heads = static_cast<double>(m.num_attention_heads + (m.num_kv_heads > 0 ? m.num_kv_heads
+                                                                                        : m.num_attention_heads));
+  return heads * (m.norm == NormKind::kLayerNorm ? 8.0 : 4.0);
+}
+
 ActivationPerToken LayerActivationPerToken(const ModelSpec& m, bool dropout) {
   const double h = static_cast<double>(m.hidden_size);
   const double ad = static_cast<double>(m.num_attention_heads * m.HeadDim());
@@ -28,9 +35,23 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& m, bool dropout) {
   ActivationPerToken a;
   // Two norm inputs (2h each) and the two sub-block inputs (norm outputs, 2h each), bf16.
   a.replicated = 8.0 * h + (dropout ? 2.0 * h : 0.0);
+  // Post-norms (Gemma 2/3: post_attention_layernorm, post_feedforward_layernorm
+  // in transformers' Gemma2DecoderLayer) normalise each sub-block's output
+  // before its residual add: each keeps that output (2h), which nothing else
+  // saves; its own output only feeds the add (no saved input).
+  a.replicated += 2.0 * h * static_cast<double>(std::max<int64_t>(0, m.norms_per_layer - 2));
   // Q (2ad) and K, V (2·2gd) after rotary, attention output O (2ad, input of
   // the out projection); flash attention keeps only a per-row logsumexp.
-  const double attention = 2.0 * ad + 4.0 * gd + 2.0 * ad;
+  double attention = 2.0 * ad + 4.0 * gd + 2.0 * ad;
+  // QK norm runs on Q and K per head between the QKV projection and rotary
+  // (Megatron-Core attention.py get_query_key_value_tensors: q_layernorm,
+  // k_layernorm on the split QKV output; transformers' Qwen3Attention q_norm,
+  // k_norm before apply_rotary_pos_emb). The norm keeps its input (a·d + g·d
+  // elements, otherwise not saved: the projection's backward needs only its
+  // input) and its per-row statistics (Transformer Engine's rmsnorm/layernorm
+  // forward writes rsigma (and mu), fp32, shape [rows]; backward reads x and
+  // them). Its output feeds rotary, whose output is the Q, K counted above.
+  if (m.qk_norm) attention += 2.0 * (ad + gd) + QkNormStatsBytes(m);
   // SwiGLU: gate and up outputs (2f each), SiLU(gate) (2f), product = down
   // input (2f) → 8f. GELU: fc1 output (2f) and GELU output (2f) → 4f.
   const double mlp = m.mlp == MlpKind::kSwiGlu ? 8.0 * f : 4.0 * f;
@@ -290,7 +311,8 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
   const double scale = stack.activation_bytes / 2.0;
   const double masks = stack.dropout ? 2.0 * model.hidden_size : 0.0;  // 1-byte masks, not scaled
   a.replicated = (a.replicated - masks) * scale + masks;
-  a.split *= scale;
+  const double qk_stats = QkNormStatsBytes(model);   // fp32 whatever the activation dtype
+  a.split = (a.split - qk_stats) * scale + qk_stats;
   a.layer_input *= scale;
   a.attention_out *= scale;
   if (stack.swiglu_saves_input_only) a.split -= FusedSwiGluSavedBytes(model, stack);

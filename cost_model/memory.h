@@ -25,7 +25,9 @@ namespace parasim {
 // bf16, flash attention (no s² terms). Llama (no dropout): replicated 8h;
 // split 2·a·d + 4·g·d + 2·a·d + (8f SwiGLU | 4f GELU). With `dropout`
 // (1-byte masks after attention and MLP: +2h replicated) a 4h GELU layer is
-// Korthikanti's 34·h per token.
+// Korthikanti's 34·h per token. QK norm (ModelSpec::qk_norm) adds its inputs
+// 2·(a·d + g·d) and fp32 statistics per head row (QkNormStatsBytes) to split;
+// post-norms (norms_per_layer > 2) add 2h replicated each.
 struct ActivationPerToken {
   double replicated = 0;
   double split = 0;
@@ -41,6 +43,11 @@ struct ActivationPerToken {
   double sac_saved_unsplit = 0;
 };
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, bool dropout = false);
+// Bytes per token of the statistics a per-head Q/K norm keeps for backward:
+// fp32 1/rms (RMSNorm, weightless L2 norm) or mean and 1/σ (LayerNorm) for
+// each of the a query and g key heads; 0 without qk_norm. Not scaled by the
+// activation dtype.
+double QkNormStatsBytes(const ModelSpec& model);
 // Per-token width of a layer's MLP activations: f for a dense model; for an
 // MoE model the k routed experts' k·f_e plus the shared experts' width
 // (every token passes them).

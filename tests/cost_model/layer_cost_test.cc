@@ -59,3 +59,23 @@ TEST_CASE("cost_model: eager DTensor dispatch of TP linears binds only when the 
   const UnitCost big = TransformerLayerCost(me, ParseParallelConfig("dp=1,tp=2,sp=on"), 16384);
   CHECK_THAT(big.fwd.launch, WithinRel(eager.kernels_per_layer_forward * eager.kernel_gap_s, 1e-9));
 }
+
+TEST_CASE("cost_model: QK norm adds its Q/K read and write and two kernels", "[cost_model]") {
+  ModelSpec model = testing::Llama2_7b();
+  const SoftwareStack stack = LoadSoftwareStack("megatron-core");
+  const LayerCostModel plain = MakeLayerCostModel(model, testing::NominalH100Rates(), stack, 4096);
+  model.qk_norm = true;
+  const LayerCostModel qk = MakeLayerCostModel(model, testing::NominalH100Rates(), stack, 4096);
+  const double T = 4096, ad = 4096, gd = 4096;
+  for (int tp : {1, 4}) {
+    const ParallelConfig c = ParseParallelConfig(StrCat("dp=1,tp=", tp, tp > 1 ? ",sp=on" : ""));
+    const UnitCost a = TransformerLayerCost(plain, c, T);
+    const UnitCost b = TransformerLayerCost(qk, c, T);
+    // The rank's Q and K heads, read and written once forward, twice backward.
+    const double fwd = T * (ad + gd) / tp * stack.norm_bytes_per_element;
+    CHECK_THAT(b.fwd_bytes - a.fwd_bytes, WithinRel(fwd, 1e-12));
+    CHECK_THAT(b.bwd_bytes - a.bwd_bytes, WithinRel(2 * fwd, 1e-12));
+    CHECK(b.fwd.launch >= a.fwd.launch);
+    CHECK(b.fwd_flops == a.fwd_flops);
+  }
+}

@@ -180,3 +180,65 @@ TEST_CASE("cost_model: DeepSpeed's pipe engine holds the previous micro-batch's 
   // A stack that frees its outputs after backward holds none.
   CHECK(HeldOutputBytes(LoadSoftwareStack("megatron-core"), tokens, vocab, 4, 8) == 0.0);
 }
+
+TEST_CASE("cost_model: QK norm keeps its Q and K inputs and fp32 per-head statistics", "[cost_model][memory]") {
+  // Small GQA model: h 1024, 16 query heads, 4 KV heads of 64, f 2816.
+  ModelSpec m = testing::Llama2_7b();
+  m.hidden_size = 1024;
+  m.num_attention_heads = 16;
+  m.num_kv_heads = 4;
+  m.ffn_hidden_size = 2816;
+  const double ad = 16 * 64, gd = 4 * 64, f = 2816;
+  const ActivationPerToken plain = LayerActivationPerToken(m);
+  CHECK(plain.split == 2 * ad + 4 * gd + 2 * ad + 8 * f);
+  m.qk_norm = true;
+  const ActivationPerToken rms = LayerActivationPerToken(m);
+  // bf16 inputs of both norms (a·d + g·d) and one fp32 1/rms per head row (a + g).
+  CHECK(rms.split - plain.split == 2 * (ad + gd) + 4 * (16 + 4));
+  CHECK(rms.replicated == plain.replicated);   // Q and K heads split with TP, never replicated
+  CHECK(QkNormStatsBytes(m) == 4 * (16 + 4));
+  m.norm = NormKind::kLayerNorm;   // mean and 1/σ
+  CHECK(LayerActivationPerToken(m).split - plain.split == 2 * (ad + gd) + 8 * (16 + 4));
+  m.norm = NormKind::kRmsNorm;
+  // Attention-only selective recompute re-runs the core, not the norms; full
+  // recompute keeps the layer input only.
+  const double tokens = 4096;
+  CHECK_THAT(LayerActivationBytes(rms, tokens, 2, true, RecomputeMode::kSelective) -
+                 LayerActivationBytes(plain, tokens, 2, true, RecomputeMode::kSelective),
+             WithinRel(tokens * (2 * (ad + gd) + 4 * (16 + 4)) / 2, 1e-12));
+  CHECK(LayerActivationBytes(rms, tokens, 2, true, RecomputeMode::kFull) ==
+        LayerActivationBytes(plain, tokens, 2, true, RecomputeMode::kFull));
+  // fp32 activations double the saved inputs, not the fp32 statistics.
+  SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
+  s.activation_bytes = 4;
+  const double fp32_delta = LayerActivationPerToken(m, s).split - [&] {
+    ModelSpec off = m;
+    off.qk_norm = false;
+    return LayerActivationPerToken(off, s).split;
+  }();
+  CHECK_THAT(fp32_delta, WithinRel(4 * (ad + gd) + 4 * (16 + 4), 1e-12));
+}
+
+TEST_CASE("cost_model: post-norms keep each sub-block's output (Gemma 2/3: 4 norms a layer)", "[cost_model][memory]") {
+  ModelSpec m = testing::Llama2_7b();
+  const ActivationPerToken two = LayerActivationPerToken(m);
+  m.norms_per_layer = 4;
+  const ActivationPerToken four = LayerActivationPerToken(m);
+  CHECK(four.replicated - two.replicated == 4.0 * m.hidden_size);
+  CHECK(four.split == two.split);
+  CHECK(four.layer_input == two.layer_input);
+}
+
+TEST_CASE("cost_model: Megatron-LM 2021's in-place vocab-parallel loss peaks at 6 B per logit, 2023's at 10",
+          "[cost_model][memory]") {
+  // 2021: the fp32 copy of the fp16 head output (4 B) beside it (2 B), max
+  // subtracted, exp'd and normalised in place; 2023: logits − max out of place.
+  const SoftwareStack s2021 = LoadSoftwareStack("megatron-lm-2021");
+  const SoftwareStack s2023 =
+      LoadSoftwareStack(std::string(PARASIM_SOURCE_DIR) + "/tests/data/stacks/megatron-lm-2023-fp16-local-ddp.yaml");
+  const double tokens = 2048, vocab = 50304;
+  for (int tp : {1, 2, 4}) {
+    CHECK_THAT(LossBytes(s2021, tokens, vocab, tp), WithinRel(tokens * vocab / tp * 6, 1e-12));
+    CHECK_THAT(LossBytes(s2023, tokens, vocab, tp), WithinRel(tokens * vocab / tp * 10, 1e-12));
+  }
+}
