@@ -378,8 +378,8 @@ TEST_CASE("cost_model: memory against Megatron-LM report_memory peaks from publi
   CHECK(rows[5].measured > rows[6].measured);
   CHECK(rows[6].measured > rows[7].measured);
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  // The worst row is open-sci-ref (its Q/K norm inputs are not counted: docs/accuracy.md).
-  constexpr double kRecordedMedian = 0.035, kRecordedWorst = 0.118;
+  // The worst row is GPT-345M TP4 (allocator slack over small transients: docs/accuracy.md).
+  constexpr double kRecordedMedian = 0.035, kRecordedWorst = 0.102;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
