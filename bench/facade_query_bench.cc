@@ -18,6 +18,12 @@
 // back twice: before 101-103 / 83 / 104 ms, after 79 / 63-64 / 82 ms; the same
 // counts. The issue's 20 ms / 2 ms are not reached (docs/DECISIONS.md, "Fast
 // scheduler queries").
+// Kernels-only interference (a `fixed` part per overlap unit) then cost ~8%
+// (87-89 -> 96 ms). Recovered bit-identically (one fold for the factor's
+// inputs, memo hashes in a table of their own), load average ~3.5, medians of
+// 5, both binaries back to back twice, CPU time: before 96-100 / 76-77 /
+// 99-101 ms, after 91-93 / 72-73 / 93-95 ms (real time 97-107 / 77-81 /
+// 103-105 -> 92-94 / 74-75 / 99 ms); the same counts.
 // BM_Enumerate_* times the space enumeration alone (a part of each query).
 // "First query" means a fresh Planner (its caches empty); the process has
 // run queries before, so the planner's per-thread buffers (planner.cc

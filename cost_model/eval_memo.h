@@ -74,26 +74,33 @@ inline bool PackOrder(const std::string& s, uint64_t* out) {
 
 // Two-way set associative (a planner alternates between a few configs'
 // keys): on a miss the less recently used way is overwritten. Key needs
-// Hash() and ==; Value is a pure function of Key.
+// Hash() and ==; Value is a pure function of Key. Each set's hashes sit in a
+// small array of their own (a few KiB, cache resident): a lookup compares
+// the full key only where the hash matches, so a miss touches no key or
+// value (equal keys have equal hashes, so the results are the same).
 template <class Key, class Value, size_t Sets>
 class SlotMemo {
  public:
   template <class Make>
   const Value& Get(const Key& key, Make&& make) {
-    if (!sets_) sets_ = std::make_unique<std::array<Set, Sets>>();   // heap: keeps thread-local storage small
-    Set& set = (*sets_)[key.Hash() % Sets];
+    if (!table_) table_ = std::make_unique<Table>();   // heap: keeps thread-local storage small
+    const uint64_t h = key.Hash();
+    const size_t s = h % Sets;
+    Tag& tag = table_->tags[s];
+    Slot* way = table_->slots[s].data();
     for (int w = 0; w < 2; ++w) {
-      if (set.used[w] && set.way[w].key == key) {
-        set.mru = w;
-        return set.way[w].value;
+      if (tag.used[w] && tag.hash[w] == h && way[w].key == key) {
+        tag.mru = static_cast<uint8_t>(w);
+        return way[w].value;
       }
     }
-    const int w = set.used[0] ? (set.used[1] ? 1 - set.mru : 1) : 0;
-    Slot& slot = set.way[w];
+    const int w = tag.used[0] ? (tag.used[1] ? 1 - tag.mru : 1) : 0;
+    Slot& slot = way[w];
     slot.value = make();
     slot.key = key;
-    set.used[w] = true;
-    set.mru = w;
+    tag.hash[w] = h;
+    tag.used[w] = true;
+    tag.mru = static_cast<uint8_t>(w);
     return slot.value;
   }
 
@@ -102,12 +109,16 @@ class SlotMemo {
     Key key;
     Value value;
   };
-  struct Set {
+  struct Tag {
+    uint64_t hash[2] = {0, 0};
     bool used[2] = {false, false};
-    int mru = 0;
-    Slot way[2];
+    uint8_t mru = 0;
   };
-  std::unique_ptr<std::array<Set, Sets>> sets_;
+  struct Table {
+    std::array<Tag, Sets> tags;
+    std::array<std::array<Slot, 2>, Sets> slots;
+  };
+  std::unique_ptr<Table> table_;
 };
 
 }  // namespace parasim

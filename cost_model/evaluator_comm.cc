@@ -202,6 +202,26 @@ UnitComm FoldComm(const TimedList<N>& list, double attn_fwd_s, double attn_bwd_s
   return u;
 }
 
+// The gathers' and reductions' bus bytes and time, what OverlapInterference
+// reads: the same sums, in the same order, as FoldOne's (which adds them for
+// these phases only and never for the CP ring's steps), without folding the
+// layer a second time. Neither sum depends on the interference factor.
+template <int N>
+void OverlapSums(const TimedList<N>& list, double& bus_bytes, double& time) {
+  bus_bytes = 0;
+  time = 0;
+  for (int i = 0; i < list.n; ++i) {
+    const TimedCollective& tc = list.items[i];
+    const CommPhase phase = static_cast<CommPhase>(tc.phase);
+    if (static_cast<ParallelDim>(tc.dim) == ParallelDim::kCp && !tc.blocking) continue;
+    if (phase != CommPhase::kForwardPrefetch && phase != CommPhase::kBackwardPrefetch &&
+        phase != CommPhase::kGradientReduce)
+      continue;
+    bus_bytes += tc.bus_bytes * tc.count;
+    time += tc.time * tc.count;
+  }
+}
+
 // Times each collective of `list` on its placed group; records them when asked.
 template <int N>
 void TimeList(const std::vector<WorkloadCollective>& list, PathCache& paths, const NcclFeatures& features,
@@ -415,8 +435,8 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   const bool attention_again = RecomputesAttention(c.recompute, d.stack);
   const double own_bwd_attention = OwnBackwardAttention(u.layer, c.recompute, d.stack);
   // The factor reads the gathers and reductions only; the ring's blocks need it.
-  const UnitComm dp_only = FoldComm(timed->layer, u.layer.fwd.attention, own_bwd_attention, c.CpRingSize(),
-                                    c.recompute, attention_again, 1.0);
+  UnitComm dp_only;
+  OverlapSums(timed->layer, dp_only.overlap_bus_bytes, dp_only.overlap_time);
   out.interference = OverlapInterference(d, u.layer, dp_only);
   out.layer = FoldComm(timed->layer, u.layer.fwd.attention, own_bwd_attention, c.CpRingSize(), c.recompute,
                        attention_again, out.interference);
