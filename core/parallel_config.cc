@@ -269,6 +269,12 @@ std::vector<int> ParallelConfig::StageLayers(const ModelSpec& model) const {
   return out;
 }
 
+int ParallelConfig::FewestStageLayers(const ModelSpec& model) const {
+  if (!pp_layers.empty()) return *std::min_element(pp_layers.begin(), pp_layers.end());
+  // The balanced split gives the remainder to fewer than pp stages: one keeps layers / pp.
+  return pp > 0 ? static_cast<int>(model.num_layers) / pp : 0;
+}
+
 std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpec& job, int world_size) const {
   IssueList issues;
   const std::string where = "config";
@@ -302,10 +308,13 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
     if (pp == 1) add("vpp", "vpp>1 needs pp>1");
     if (schedule != PipelineSchedule::kInterleaved) add("vpp", "vpp>1 needs schedule=interleaved");
     // Chunks need not be equal (Megatron, torchtitan); each needs a layer.
-    for (int layers : StageLayers(model)) {
-      if (layers < vpp) {
-        add("vpp", StrCat("vpp=", vpp, " chunks exceed a stage of ", layers, " layers"));
-        break;
+    // (Every config the planner sizes passes; only one that fails builds the split.)
+    if (FewestStageLayers(model) < vpp) {
+      for (int layers : StageLayers(model)) {
+        if (layers < vpp) {
+          add("vpp", StrCat("vpp=", vpp, " chunks exceed a stage of ", layers, " layers"));
+          break;
+        }
       }
     }
   }
@@ -321,8 +330,7 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
   if (recompute_layers < 0) add("recompute_layers", "must be >= 0 (0 = every layer)");
   if (recompute_layers > 0) {
     if (recompute != RecomputeMode::kFull) add("recompute_layers", "needs recompute=full");
-    const std::vector<int> stages = StageLayers(model);
-    const int fewest = stages.empty() ? 0 : *std::min_element(stages.begin(), stages.end());
+    const int fewest = FewestStageLayers(model);
     if (recompute_layers > fewest) {
       add("recompute_layers", StrCat(recompute_layers, " exceeds the ", fewest, " layers of the smallest stage"));
     }

@@ -1,6 +1,8 @@
 // core: parallel config strings round-trip, and every rule names its key.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/job_spec.h"
 #include "core/loaders.h"
@@ -81,6 +83,20 @@ TEST_CASE("core: stage layers split evenly with the remainder in the middle", "[
   CHECK(ParseParallelConfig("pp=5").StageLayers(m) == std::vector<int>{6, 7, 7, 6, 6});
   CHECK(ParseParallelConfig("pp=3").StageLayers(m) == std::vector<int>{11, 11, 10});
   CHECK(ParseParallelConfig("pp=2,pp_layers=20/12").StageLayers(m) == std::vector<int>{20, 12});
+}
+
+TEST_CASE("core: the fewest layers of a stage is the minimum of the split", "[core]") {
+  ModelSpec m = LoadModel("llama2-7b");
+  for (int64_t layers : {1, 7, 32, 61, 126}) {
+    m.num_layers = layers;
+    for (int pp = 1; pp <= layers && pp <= 40; ++pp) {
+      const ParallelConfig c = ParseParallelConfig(StrCat("pp=", pp));
+      const std::vector<int> split = c.StageLayers(m);
+      INFO(layers << " layers, pp " << pp);
+      CHECK(c.FewestStageLayers(m) == *std::min_element(split.begin(), split.end()));
+    }
+  }
+  CHECK(ParseParallelConfig("pp=3,pp_layers=12/5/15").FewestStageLayers(m) == 5);
 }
 
 TEST_CASE("core: recompute_layers is left out at 0 and checked against the stages", "[core]") {
