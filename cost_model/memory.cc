@@ -27,6 +27,38 @@ double QkNormStatsBytes(const ModelSpec& m) {
   return heads * (m.norm == NormKind::kLayerNorm ? 8.0 : 4.0);
 }
 
+// Megatron-Core MoE, NVIDIA/Megatron-LM d98e8a6 (the megatron-core preset's
+// commit), megatron/core/transformer/moe/. The router (router.py TopKRouter,
+// moe_utils.py topk_routing_with_score_function, default softmax after top-k,
+// moe_router_pre_softmax False) runs torch.topk on the logits (backward keeps
+// the int64 indices, k per token) and torch.softmax(dtype=float32) over the k
+// picked logits (keeps its fp32 output). The gating linear keeps only its
+// input, the norm output already counted; the probabilities' cast to the
+// logits' dtype keeps nothing. Left out: the load-balancing loss's fp32
+// softmax over all E experts (moe_aux_loss_coeff, default 0.0, not in
+// ModelSpec) and permute's boolean routing mask (E bytes).
+double MoeRouterSavedBytes(const ModelSpec& m) {
+  if (!m.IsMoe()) return 0.0;
+  return static_cast<double>(m.experts_per_token) * (8.0 + 4.0);
+}
+
+// token_dispatcher.py MoEAlltoAllTokenDispatcher: permute (index_select,
+// keeps indices only) → EP all-to-all → all-gather over the expert-TP group
+// (gather_from_sequence_parallel_region; expert_tensor_parallel_size defaults
+// to tp, arguments.py) → experts.py TEGroupedMLP: the grouped fc1 keeps its
+// input, k·h per token of the TP group on every rank (balanced routing: a
+// rank receives as many copies as its EP peers send it, k per token whatever
+// ep). The probabilities travel along (k per token, the logits' dtype) and
+// weighted_bias_swiglu_impl (fused_bias_swiglu.py WeightedSwiGLUFunction
+// save_for_backward(input, weights)) or the unfused act·probs keeps them. The
+// combine (reduce-scatter, all-to-all, unpermute without probs) keeps only
+// indices: the expert outputs are not saved.
+double MoeDispatchedElements(const ModelSpec& m) {
+  if (!m.IsMoe()) return 0.0;
+  const double k = static_cast<double>(m.experts_per_token);
+  return k * static_cast<double>(m.hidden_size) + k;
+}
+
 ActivationPerToken LayerActivationPerToken(const ModelSpec& m, bool dropout) {
   const double h = static_cast<double>(m.hidden_size);
   const double ad = static_cast<double>(m.num_attention_heads * m.HeadDim());
@@ -56,6 +88,10 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& m, bool dropout) {
   // input (2f) → 8f. GELU: fc1 output (2f) and GELU output (2f) → 4f.
   const double mlp = m.mlp == MlpKind::kSwiGlu ? 8.0 * f : 4.0 * f;
   a.split = attention + mlp;
+  // MoE: the router's indices and probabilities on the rank's own tokens, the
+  // experts' dispatched inputs on the gathered ones (see above).
+  a.replicated += MoeRouterSavedBytes(m);
+  a.unsplit = 2.0 * MoeDispatchedElements(m);
   a.layer_input = 2.0 * h;
   a.attention_out = 2.0 * ad;
   return a;
@@ -63,7 +99,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& m, bool dropout) {
 
 double LayerWorkingBytes(const ActivationPerToken& a, double tokens, int tp, bool sp) {
   const double t = static_cast<double>(tp);
-  return tokens * ((sp ? a.replicated / t : a.replicated) + a.split / t);
+  return tokens * ((sp ? a.replicated / t : a.replicated) + a.split / t + a.unsplit);
 }
 
 double LayerActivationBytes(const ActivationPerToken& a, double tokens, int tp, bool sp, RecomputeMode recompute) {
@@ -310,7 +346,9 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
   }
   const double scale = stack.activation_bytes / 2.0;
   const double masks = stack.dropout ? 2.0 * model.hidden_size : 0.0;  // 1-byte masks, not scaled
-  a.replicated = (a.replicated - masks) * scale + masks;
+  const double router = MoeRouterSavedBytes(model);   // int64 and fp32 whatever the activation dtype
+  a.replicated = (a.replicated - masks - router) * scale + masks + router;
+  a.unsplit *= scale;
   const double qk_stats = QkNormStatsBytes(model);   // fp32 whatever the activation dtype
   a.split = (a.split - qk_stats) * scale + qk_stats;
   a.layer_input *= scale;

@@ -25,7 +25,9 @@ namespace parasim {
 // bf16, flash attention (no s² terms). Llama (no dropout): replicated 8h;
 // split 2·a·d + 4·g·d + 2·a·d + (8f SwiGLU | 4f GELU). With `dropout`
 // (1-byte masks after attention and MLP: +2h replicated) a 4h GELU layer is
-// Korthikanti's 34·h per token. QK norm (ModelSpec::qk_norm) adds its inputs
+// Korthikanti's 34·h per token. An MoE layer adds its router's indices and
+// probabilities (MoeRouterSavedBytes, replicated) and the dispatched copies
+// 2·(k·h + k) (unsplit). QK norm (ModelSpec::qk_norm) adds its inputs
 // 2·(a·d + g·d) and fp32 statistics per head row (QkNormStatsBytes) to split;
 // post-norms (norms_per_layer > 2) add 2h replicated each.
 struct ActivationPerToken {
@@ -41,6 +43,10 @@ struct ActivationPerToken {
   // row-parallel matmul outputs nobody reads (stack.sac_keeps_unread_outputs),
   // h-wide partial sums before their reduction on every rank.
   double sac_saved_unsplit = 0;
+  // Bytes every TP rank holds whole, neither ÷ tp nor ÷ tp under SP: an MoE
+  // layer's dispatched tokens, all-gathered over the expert-TP group (= tp)
+  // after the EP all-to-all (MoeDispatchedElements).
+  double unsplit = 0;
 };
 ActivationPerToken LayerActivationPerToken(const ModelSpec& model, bool dropout = false);
 // Bytes per token of the statistics a per-head Q/K norm keeps for backward:
@@ -48,6 +54,15 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, bool dropout 
 // each of the a query and g key heads; 0 without qk_norm. Not scaled by the
 // activation dtype.
 double QkNormStatsBytes(const ModelSpec& model);
+// Bytes per token an MoE layer's router keeps for backward on the rank's own
+// tokens (replicated part): the top-k indices (int64) and the top-k softmax
+// output (fp32); 0 for a dense layer. Not scaled by the activation dtype.
+double MoeRouterSavedBytes(const ModelSpec& model);
+// Elements per token (activation dtype) an MoE layer's experts keep beyond the
+// intermediates SavedMlpWidth counts: the k permuted copies of the token's
+// hidden state (grouped fc1 input, k·h) and their k routing probabilities;
+// held whole on every expert-TP rank (ActivationPerToken::unsplit). 0 dense.
+double MoeDispatchedElements(const ModelSpec& model);
 // Per-token width of a layer's MLP activations: f for a dense model; for an
 // MoE model the k routed experts' k·f_e plus the shared experts' width
 // (every token passes them).

@@ -242,3 +242,65 @@ TEST_CASE("cost_model: Megatron-LM 2021's in-place vocab-parallel loss peaks at 
     CHECK_THAT(LossBytes(s2023, tokens, vocab, tp), WithinRel(tokens * vocab / tp * 10, 1e-12));
   }
 }
+
+TEST_CASE("cost_model: an MoE layer keeps its router's picks and the k dispatched copies of each token",
+          "[cost_model][memory]") {
+  // Small Mixtral-like layer: h 1024, 8 heads of 128 (MHA), 8 experts, top-2,
+  // expert width 512, SwiGLU.
+  ModelSpec m = testing::Llama2_7b();
+  m.hidden_size = 1024;
+  m.num_attention_heads = 8;
+  m.num_kv_heads = 8;
+  m.ffn_hidden_size = 4096;
+  m.num_experts = 8;
+  m.experts_per_token = 2;
+  m.moe_ffn_hidden_size = 512;
+  const double h = 1024, ad = 1024, k = 2, fe = 512;
+  const ActivationPerToken a = LayerActivationPerToken(m);
+  // Router: int64 top-k indices and fp32 top-k softmax output, on the rank's
+  // own tokens; norms and sub-block inputs as a dense layer.
+  CHECK(MoeRouterSavedBytes(m) == k * (8 + 4));
+  CHECK(a.replicated == 8 * h + k * (8 + 4));
+  // Split: Q, K and V (2ad + 4gd, g = a), O (2ad) and the k experts' SwiGLU
+  // intermediates (8 B per unit).
+  CHECK(a.split == 8 * ad + 8 * k * fe);
+  // Unsplit: the grouped fc1 input (k·h) and the k probabilities, bf16.
+  CHECK(MoeDispatchedElements(m) == k * h + k);
+  CHECK(a.unsplit == 2 * (k * h + k));
+  // Without the new terms (before: MLP input counted once, nothing kept by
+  // the router or the dispatch) a layer kept 8h + 8ad + 8k·f_e; per token
+  // per layer at tp = 1: 8192 + 8192 + 8192 = 24576 B, now 24600 + 4100 = 28700.
+  CHECK(LayerActivationBytes(a, 1, 1, false, RecomputeMode::kNone) == 8 * h + 8 * ad + 8 * k * fe + 12 * k +
+                                                                          2 * (k * h + k));
+  CHECK(LayerActivationBytes(a, 1, 1, false, RecomputeMode::kNone) == 28700);
+  // TP (= expert TP, Megatron's default) with SP: the router runs on s/tp
+  // tokens, the experts' intermediates split their width, but every rank
+  // holds all k·s gathered copies of h.
+  const double tokens = 4096;
+  for (int tp : {1, 2, 4, 8}) {
+    const double expect = tokens * ((8 * h + 12 * k) / tp + (8 * ad + 8 * k * fe) / tp + 2 * (k * h + k));
+    CHECK_THAT(LayerActivationBytes(a, tokens, tp, true, RecomputeMode::kNone), WithinRel(expect, 1e-12));
+    // Attention-only selective recompute keeps the dispatched copies; full keeps the layer input.
+    CHECK_THAT(LayerActivationBytes(a, tokens, tp, true, RecomputeMode::kSelective),
+               WithinRel(expect - tokens * 2 * ad / tp, 1e-12));
+    CHECK(LayerActivationBytes(a, tokens, tp, true, RecomputeMode::kFull) == tokens * 2 * h / tp);
+  }
+  // A dense layer of the same model keeps none of it.
+  const ActivationPerToken dense = LayerActivationPerToken(DenseMlpLayerModel(m));
+  CHECK(dense.unsplit == 0);
+  CHECK(dense.replicated == 8 * h);
+  CHECK(MoeRouterSavedBytes(DenseMlpLayerModel(m)) == 0);
+  // More experts per token: each pick adds h + 1 dispatched elements and 12 router bytes.
+  m.experts_per_token = 4;
+  const ActivationPerToken four = LayerActivationPerToken(m);
+  CHECK(four.unsplit - a.unsplit == 2 * 2 * (h + 1));
+  CHECK(four.replicated - a.replicated == 2 * 12);
+  m.experts_per_token = 2;
+  // fp32 activations double the dispatched copies, not the int64/fp32 router tensors.
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  const ActivationPerToken bf16 = LayerActivationPerToken(m, s);
+  s.activation_bytes = 4;
+  const ActivationPerToken fp32 = LayerActivationPerToken(m, s);
+  CHECK_THAT(fp32.unsplit, WithinRel(2 * bf16.unsplit, 1e-12));
+  CHECK_THAT(fp32.replicated, WithinRel(2 * bf16.replicated - 12 * k, 1e-12));
+}
