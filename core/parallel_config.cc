@@ -269,11 +269,17 @@ std::vector<int> ParallelConfig::StageLayers(const ModelSpec& model) const {
   return out;
 }
 
-int ParallelConfig::FewestStageLayers(const ModelSpec& model) const {
-  if (!pp_layers.empty()) return *std::min_element(pp_layers.begin(), pp_layers.end());
+namespace {
+
+// The fewest layers any stage of `c` holds: the minimum of StageLayers,
+// without building it (Validate runs for every config the planner sizes).
+int FewestStageLayers(const ParallelConfig& c, const ModelSpec& model) {
+  if (!c.pp_layers.empty()) return *std::min_element(c.pp_layers.begin(), c.pp_layers.end());
   // The balanced split gives the remainder to fewer than pp stages: one keeps layers / pp.
-  return pp > 0 ? static_cast<int>(model.num_layers) / pp : 0;
+  return c.pp > 0 ? static_cast<int>(model.num_layers) / c.pp : 0;
 }
+
+}  // namespace
 
 std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpec& job, int world_size) const {
   IssueList issues;
@@ -309,7 +315,7 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
     if (schedule != PipelineSchedule::kInterleaved) add("vpp", "vpp>1 needs schedule=interleaved");
     // Chunks need not be equal (Megatron, torchtitan); each needs a layer.
     // (Every config the planner sizes passes; only one that fails builds the split.)
-    if (FewestStageLayers(model) < vpp) {
+    if (FewestStageLayers(*this, model) < vpp) {
       for (int layers : StageLayers(model)) {
         if (layers < vpp) {
           add("vpp", StrCat("vpp=", vpp, " chunks exceed a stage of ", layers, " layers"));
@@ -330,7 +336,7 @@ std::vector<Issue> ParallelConfig::Validate(const ModelSpec& model, const JobSpe
   if (recompute_layers < 0) add("recompute_layers", "must be >= 0 (0 = every layer)");
   if (recompute_layers > 0) {
     if (recompute != RecomputeMode::kFull) add("recompute_layers", "needs recompute=full");
-    const int fewest = FewestStageLayers(model);
+    const int fewest = FewestStageLayers(*this, model);
     if (recompute_layers > fewest) {
       add("recompute_layers", StrCat(recompute_layers, " exceeds the ", fewest, " layers of the smallest stage"));
     }

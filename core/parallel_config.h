@@ -77,8 +77,6 @@ struct ParallelConfig {
   int NumMicroBatches(const JobSpec& job) const;   // global_batch / (dp * mbs)
   // Layers held by each pipeline stage (pp_layers or ceil/floor split).
   std::vector<int> StageLayers(const ModelSpec& model) const;
-  // The fewest layers any stage holds (the minimum of StageLayers, without building it).
-  int FewestStageLayers(const ModelSpec& model) const;
   // Every violated rule at once; empty means valid.
   std::vector<Issue> Validate(const ModelSpec& model, const JobSpec& job, int world_size) const;
   std::string ToString() const;             // canonical "dp=..,tp=..,..." (round-trips)

@@ -85,18 +85,27 @@ TEST_CASE("core: stage layers split evenly with the remainder in the middle", "[
   CHECK(ParseParallelConfig("pp=2,pp_layers=20/12").StageLayers(m) == std::vector<int>{20, 12});
 }
 
-TEST_CASE("core: the fewest layers of a stage is the minimum of the split", "[core]") {
+TEST_CASE("core: recompute_layers and vpp are checked against the smallest stage of the split", "[core]") {
   ModelSpec m = LoadModel("llama2-7b");
-  for (int64_t layers : {1, 7, 32, 61, 126}) {
+  for (int64_t layers : {7, 32, 61, 126}) {
     m.num_layers = layers;
-    for (int pp = 1; pp <= layers && pp <= 40; ++pp) {
-      const ParallelConfig c = ParseParallelConfig(StrCat("pp=", pp));
-      const std::vector<int> split = c.StageLayers(m);
-      INFO(layers << " layers, pp " << pp);
-      CHECK(c.FewestStageLayers(m) == *std::min_element(split.begin(), split.end()));
+    for (int pp = 2; pp <= layers && pp <= 40; ++pp) {
+      const std::vector<int> split = ParseParallelConfig(StrCat("pp=", pp)).StageLayers(m);
+      const int fewest = *std::min_element(split.begin(), split.end());
+      auto issues = [&](const std::string& extra) {
+        return ParseParallelConfig(StrCat("pp=", pp, ",recompute=full,", extra)).Validate(m, Job(4 * pp, 4096), pp);
+      };
+      INFO(layers << " layers, pp " << pp << ", fewest " << fewest);
+      CHECK(issues(StrCat("recompute_layers=", fewest)).empty());
+      const auto over = issues(StrCat("recompute_layers=", fewest + 1));
+      REQUIRE(over.size() == 1);
+      CHECK(over[0].key == "recompute_layers");
+      if (fewest >= 2) CHECK(issues(StrCat("vpp=", fewest, ",schedule=interleaved")).empty());   // vpp 1 is not interleaved
+      const auto chunks = issues(StrCat("vpp=", fewest + 1, ",schedule=interleaved"));
+      REQUIRE(chunks.size() == 1);
+      CHECK(chunks[0].key == "vpp");
     }
   }
-  CHECK(ParseParallelConfig("pp=3,pp_layers=12/5/15").FewestStageLayers(m) == 5);
 }
 
 TEST_CASE("core: recompute_layers is left out at 0 and checked against the stages", "[core]") {
