@@ -38,6 +38,44 @@ struct MemoryRow {
   double Error() const { return predicted / measured - 1.0; }
 };
 
+// The components of a report's peak stage, GiB, as text (PARASIM_PRINT_MEMORY_BREAKDOWN).
+std::string BreakdownText(const Report& rep) {
+  std::string text;
+  char part[64];
+  for (const auto& [name, bytes] : rep.memory_breakdown_bytes) {
+    std::snprintf(part, sizeof part, " %s %.2f", name.c_str(), bytes / (1 << 30));
+    text += part;
+  }
+  return text;
+}
+
+// `bytes` of a stage's estimate less the stack's NCCL reserve and CUDA context
+// (per GPU, the same on every stage): what the caching allocator reserves.
+double ReservedPool(const Report& rep, double bytes) {
+  for (const auto& [name, part] : rep.memory_breakdown_bytes)
+    if (name == "reserve" || name == "cuda_context") bytes -= part;
+  return bytes;
+}
+
+// The |error| of every scored row (suspect rows are reported, not scored);
+// prints the rows as accuracy.md's table when PARASIM_PRINT_MEMORY_TABLE is set.
+std::vector<double> ScoredErrors(const std::vector<MemoryRow>& rows) {
+  std::vector<double> abs_errors;
+  for (const MemoryRow& row : rows) {
+    if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
+      std::printf("| %s | %.2f | %.2f | %+.1f%%%s |\n", row.run.c_str(), row.predicted / (1 << 30),
+                  row.measured / (1 << 30), 100 * row.Error(), row.suspect ? " (suspect row)" : "");
+    if (std::getenv("PARASIM_PRINT_MEMORY_BREAKDOWN")) std::printf("    %s\n", row.breakdown.c_str());
+    CHECK(row.predicted > 0);
+    if (!row.suspect) abs_errors.push_back(std::fabs(row.Error()));
+  }
+  return abs_errors;
+}
+
+double Worst(const std::vector<double>& abs_errors) {
+  return abs_errors.empty() ? 0.0 : *std::max_element(abs_errors.begin(), abs_errors.end());
+}
+
 std::vector<MemoryRow> PredictSailorRuns() {
   const std::string root = PARASIM_SOURCE_DIR;
   const SoftwareStack stack = LoadSoftwareStack(root + "/tests/data/stacks/sailor-megatron-deepspeed-fp32.yaml");
@@ -58,14 +96,8 @@ std::vector<MemoryRow> PredictSailorRuns() {
                       ",sharding=ddp,recompute=none,sp=off,schedule=1f1b";
     if (!r.at("pp_layers").empty()) cfg += ",pp_layers=" + r.at("pp_layers");
     const Report rep = AnalyticalEvaluator(model, cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
-    std::string breakdown;
-    char part[64];
-    for (const auto& [name, bytes] : rep.memory_breakdown_bytes) {
-      std::snprintf(part, sizeof part, " %s %.2f", name.c_str(), bytes / (1 << 30));
-      breakdown += part;
-    }
     out.push_back({r.at("run"), !r.at("suspect").empty(), rep.memory_per_gpu.si(), std::stod(r.at("measured_bytes")),
-                   breakdown});
+                   BreakdownText(rep)});
   }
   return out;
 }
@@ -75,20 +107,9 @@ std::vector<MemoryRow> PredictSailorRuns() {
 TEST_CASE("cost_model: memory against 36 measured Megatron-DeepSpeed peaks (Sailor)", "[cost_model][memory]") {
   const std::vector<MemoryRow> rows = PredictSailorRuns();
   REQUIRE(rows.size() == 36);
-  std::vector<double> abs_errors;
-  double worst = 0;
-  for (const MemoryRow& row : rows) {
-    if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
-      std::printf("| %s | %.2f | %.2f | %+.1f%%%s |\n", row.run.c_str(), row.predicted / (1 << 30),
-                  row.measured / (1 << 30), 100 * row.Error(), row.suspect ? " (suspect row)" : "");
-    if (std::getenv("PARASIM_PRINT_MEMORY_BREAKDOWN")) std::printf("    %s\n", row.breakdown.c_str());
-    CHECK(row.predicted > 0);
-    if (row.suspect) continue;
-    abs_errors.push_back(std::fabs(row.Error()));
-    worst = std::max(worst, std::fabs(row.Error()));
-  }
+  const std::vector<double> abs_errors = ScoredErrors(rows);
   CHECK(abs_errors.size() == 33);
-  const double median = Median(abs_errors);
+  const double median = Median(abs_errors), worst = Worst(abs_errors);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
   constexpr double kRecordedMedian = 0.019;
@@ -123,10 +144,8 @@ std::vector<MemoryRow> PredictTorchtitanRuns() {
     const std::string cfg = "dp=" + r.at("gpus") + ",tp=1,pp=1,mbs=" + r.at("local_batch") +
                             ",sharding=zero3,recompute=selective";
     const Report rep = AnalyticalEvaluator(model, cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
-    double reserved = rep.memory_per_gpu.si();
-    for (const auto& [name, bytes] : rep.memory_breakdown_bytes)
-      if (name == "reserve" || name == "cuda_context") reserved -= bytes;
-    out.push_back({"torchtitan " + r.at("reference"), false, reserved, std::stod(r.at("measured_gib")) * (1 << 30)});
+    out.push_back({"torchtitan " + r.at("reference"), false, ReservedPool(rep, rep.memory_per_gpu.si()),
+                   std::stod(r.at("measured_gib")) * (1 << 30), BreakdownText(rep)});
   }
   return out;
 }
@@ -136,13 +155,7 @@ std::vector<MemoryRow> PredictTorchtitanRuns() {
 TEST_CASE("cost_model: memory against torchtitan's published Llama 3.1 8B FSDP peaks", "[cost_model][memory]") {
   const std::vector<MemoryRow> rows = PredictTorchtitanRuns();
   REQUIRE(rows.size() == 4);
-  std::vector<double> abs_errors;
-  for (const MemoryRow& row : rows) {
-    if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
-      std::printf("| %s | %.2f | %.2f | %+.1f%% |\n", row.run.c_str(), row.predicted / (1 << 30),
-                  row.measured / (1 << 30), 100 * row.Error());
-    abs_errors.push_back(std::fabs(row.Error()));
-  }
+  const std::vector<double> abs_errors = ScoredErrors(rows);
   // The compiled runs (the `torchtitan` preset) are within 2%.
   CHECK(std::fabs(rows[1].Error()) <= 0.02);
   CHECK(std::fabs(rows[3].Error()) <= 0.02);
@@ -159,7 +172,7 @@ TEST_CASE("cost_model: memory against torchtitan's published Llama 3.1 8B FSDP p
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
   constexpr double kRecordedMedian = 0.011, kRecordedWorst = 0.025;
   CHECK(Median(abs_errors) <= kRecordedMedian + 0.02);
-  CHECK(*std::max_element(abs_errors.begin(), abs_errors.end()) <= kRecordedWorst + 0.02);
+  CHECK(Worst(abs_errors) <= kRecordedWorst + 0.02);
 }
 
 namespace {
@@ -222,16 +235,9 @@ std::vector<MemoryRow> PredictTorchtitanTableRuns(const std::string& csv = "memo
       cfg += ",pp_layers=" + TorchtitanStageLayers(model.num_layers, pp, r.at("schedule") == "interleaved" ? 2 : 1);
     }
     const Report rep = AnalyticalEvaluator(model, cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
-    double reserved = rep.memory_per_gpu.si();
-    std::string breakdown;
-    char part[64];
-    for (const auto& [name, bytes] : rep.memory_breakdown_bytes) {
-      if (name == "reserve" || name == "cuda_context") reserved -= bytes;
-      std::snprintf(part, sizeof part, " %s %.2f", name.c_str(), bytes / (1 << 30));
-      breakdown += part;
-    }
-    out.push_back({"torchtitan " + r.at("reference"), false, reserved, std::stod(r.at("measured_gib")) * (1 << 30),
-                   breakdown + " stage " + std::to_string(rep.memory_peak_stage)});
+    out.push_back({"torchtitan " + r.at("reference"), false, ReservedPool(rep, rep.memory_per_gpu.si()),
+                   std::stod(r.at("measured_gib")) * (1 << 30),
+                   BreakdownText(rep) + " stage " + std::to_string(rep.memory_peak_stage)});
   }
   return out;
 }
@@ -241,16 +247,8 @@ std::vector<MemoryRow> PredictTorchtitanTableRuns(const std::string& csv = "memo
 TEST_CASE("cost_model: memory against torchtitan's Float8 and 2D/3D/4D peaks", "[cost_model][memory]") {
   const std::vector<MemoryRow> rows = PredictTorchtitanTableRuns();
   REQUIRE(rows.size() == 14);
-  std::vector<double> abs_errors;
-  for (const MemoryRow& row : rows) {
-    if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
-      std::printf("| %s | %.2f | %.2f | %+.1f%% |\n", row.run.c_str(), row.predicted / (1 << 30),
-                  row.measured / (1 << 30), 100 * row.Error());
-    if (std::getenv("PARASIM_PRINT_MEMORY_BREAKDOWN")) std::printf("    %s\n", row.breakdown.c_str());
-    CHECK(row.predicted > 0);
-    abs_errors.push_back(std::fabs(row.Error()));
-  }
-  const double median = Median(abs_errors), worst = *std::max_element(abs_errors.begin(), abs_errors.end());
+  const std::vector<double> abs_errors = ScoredErrors(rows);
+  const double median = Median(abs_errors), worst = Worst(abs_errors);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Float8 with FSDP float8 all-gather never needs more than the bf16 run
   // (measured: 0.2 GiB less at 8 and at 128 GPUs).
@@ -270,13 +268,7 @@ TEST_CASE("cost_model: memory against torchtitan's Float8 and 2D/3D/4D peaks", "
 TEST_CASE("cost_model: memory against torchao's float8 torchtitan benchmark peaks", "[cost_model][memory]") {
   const std::vector<MemoryRow> rows = PredictTorchtitanTableRuns("memory_torchao_float8_llama3_8b.csv");
   REQUIRE(rows.size() == 3);
-  double worst = 0;
-  for (const MemoryRow& row : rows) {
-    if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
-      std::printf("| %s | %.2f | %.2f | %+.1f%% |\n", row.run.c_str(), row.predicted / (1 << 30),
-                  row.measured / (1 << 30), 100 * row.Error());
-    worst = std::max(worst, std::fabs(row.Error()));
-  }
+  const double worst = Worst(ScoredErrors(rows));
   // The three recipes measure within 0.3% of each other; under op-level SAC
   // and with the bf16 embedding the largest FSDP unit, the model keeps them equal.
   CHECK_THAT(rows[1].predicted, Catch::Matchers::WithinRel(rows[0].predicted, 0.003));
@@ -329,7 +321,7 @@ std::vector<MemoryRow> PredictMegatronLogRuns() {
     job.seq_len = std::stoll(r.at("seq_len"));
     job.stack = stack.name;
     if (r.at("precision") == "fp8") job.precision = Precision::kFp8;   // bf16 and fp16: both 2-byte
-    const int tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp")), vpp = std::stoi(r.at("vpp"));
+    const int pp = std::stoi(r.at("pp")), vpp = std::stoi(r.at("vpp"));
     std::string cfg = "dp=" + r.at("dp") + ",tp=" + r.at("tp") + ",pp=" + r.at("pp") + ",cp=" + r.at("cp") +
                       ",mbs=" + r.at("mbs") + ",sharding=" + r.at("sharding") + ",recompute=" + r.at("recompute") +
                       ",sp=" + r.at("sp");
@@ -338,18 +330,11 @@ std::vector<MemoryRow> PredictMegatronLogRuns() {
     INFO(r.at("run") << ": " << rep.infeasible_reason);
     REQUIRE(rep.memory_bytes_per_stage.size() == static_cast<size_t>(pp));
     const int stage = std::stoi(r.at("stage"));
-    double reserved = rep.memory_bytes_per_stage.at(stage);
-    std::string breakdown;
-    char part[64];
     // The breakdown is the peak stage's; its reserve and context are per GPU, the same on every stage.
-    for (const auto& [name, bytes] : rep.memory_breakdown_bytes) {
-      if (name == "reserve" || name == "cuda_context") reserved -= bytes;
-      std::snprintf(part, sizeof part, " %s %.2f", name.c_str(), bytes / (1 << 30));
-      breakdown += part;
-    }
-    out.push_back({r.at("run") + " (rank " + r.at("rank") + ")", false, reserved,
+    out.push_back({r.at("run") + " (rank " + r.at("rank") + ")", false,
+                   ReservedPool(rep, rep.memory_bytes_per_stage.at(stage)),
                    std::stod(r.at("measured_max_reserved_mib")) * (1 << 20),
-                   breakdown + " (peak stage " + std::to_string(rep.memory_peak_stage) + ")"});
+                   BreakdownText(rep) + " (peak stage " + std::to_string(rep.memory_peak_stage) + ")"});
   }
   return out;
 }
@@ -359,16 +344,8 @@ std::vector<MemoryRow> PredictMegatronLogRuns() {
 TEST_CASE("cost_model: memory against Megatron-LM report_memory peaks from public logs", "[cost_model][memory]") {
   const std::vector<MemoryRow> rows = PredictMegatronLogRuns();
   REQUIRE(rows.size() == 9);
-  std::vector<double> abs_errors;
-  for (const MemoryRow& row : rows) {
-    if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
-      std::printf("| %s | %.2f | %.2f | %+.1f%% |\n", row.run.c_str(), row.predicted / (1 << 30),
-                  row.measured / (1 << 30), 100 * row.Error());
-    if (std::getenv("PARASIM_PRINT_MEMORY_BREAKDOWN")) std::printf("    %s\n", row.breakdown.c_str());
-    CHECK(row.predicted > 0);
-    abs_errors.push_back(std::fabs(row.Error()));
-  }
-  const double median = Median(abs_errors), worst = *std::max_element(abs_errors.begin(), abs_errors.end());
+  const std::vector<double> abs_errors = ScoredErrors(rows);
+  const double median = Median(abs_errors), worst = Worst(abs_errors);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Per pipeline stage the prediction falls as the measurement does (PP4:
   // 4, 3, 2, 1 micro-batches in flight; the last stage adds the loss).
@@ -393,7 +370,7 @@ TEST_CASE("cost_model: memory against every measured reference, combined", "[cos
     for (const MemoryRow& row : rows)
       if (!row.suspect) abs_errors.push_back(std::fabs(row.Error()));
   REQUIRE(abs_errors.size() == 33 + 4 + 14 + 3 + 9);
-  const double median = Median(abs_errors), worst = *std::max_element(abs_errors.begin(), abs_errors.end());
+  const double median = Median(abs_errors), worst = Worst(abs_errors);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   constexpr double kRecordedMedian = 0.026, kRecordedWorst = 0.304;
   CHECK(median <= kRecordedMedian + 0.02);
