@@ -208,7 +208,8 @@ TEST_CASE("simulator: full and attention-only selective recompute re-run the CP 
   const ParallelConfig selective = ParseParallelConfig("dp=2,tp=2,cp=8,sharding=zero2,recompute=selective");
   REQUIRE(eval.stack().sac_matmul_recompute_fraction == 0);
   double f = 0, bw = 0;
-  for (const WorkloadCollective& c : eval.BuildWorkload(none).stages[0].layers[1].collectives) {
+  const StepWorkload workload = eval.BuildWorkload(none);   // held: the loop reads into it
+  for (const WorkloadCollective& c : workload.stages[0].layers[1].collectives) {
     if (c.dim != ParallelDim::kCp) continue;
     REQUIRE_FALSE(c.blocking);
     (c.phase == CommPhase::kForward ? f : bw) += c.count * c.duration.si();
