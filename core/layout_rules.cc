@@ -6,14 +6,12 @@
 namespace parasim {
 namespace {
 
-int64_t KvHeads(const ModelSpec& m) { return m.num_kv_heads > 0 ? m.num_kv_heads : m.num_attention_heads; }
-
 std::string Heads(const ModelSpec& m, const JobSpec&, const Layout& l) {
   if (m.num_attention_heads % l.tp != 0) {
     return StrCat("tp=", l.tp, " does not divide the ", m.num_attention_heads, " attention heads");
   }
-  if (KvHeads(m) % l.tp != 0) {
-    return StrCat("tp=", l.tp, " does not divide the ", KvHeads(m),
+  if (m.KvHeads() % l.tp != 0) {
+    return StrCat("tp=", l.tp, " does not divide the ", m.KvHeads(),
                   " KV heads (Megatron needs num_query_groups % tp == 0)");
   }
   return {};

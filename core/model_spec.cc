@@ -33,7 +33,7 @@ int64_t MlaParameters(const ModelSpec& m) {
 int64_t ModelSpec::AttentionParameters() const {
   if (IsMla()) return MlaParameters(*this);
   const int64_t h = hidden_size, d = HeadDim();
-  const int64_t q = num_attention_heads * d, kv = num_kv_heads * d;
+  const int64_t q = num_attention_heads * d, kv = KvHeads() * d;
   int64_t p = h * q + 2 * h * kv + q * h;  // Q, K, V, O
   if (qkv_bias) p += q + 2 * kv;
   if (linear_bias) p += h;                 // output projection bias

@@ -72,6 +72,8 @@ struct ModelSpec {
   int64_t vision_parameters = 0;      // vision tower + projector of a multimodal checkpoint (not counted)
 
   int64_t HeadDim() const { return head_dim > 0 ? head_dim : hidden_size / num_attention_heads; }
+  // K/V heads g; num_kv_heads = 0 means multi-head attention (g = a).
+  int64_t KvHeads() const { return num_kv_heads > 0 ? num_kv_heads : num_attention_heads; }
   bool IsMoe() const { return num_experts > 0; }
   bool IsMla() const { return kv_lora_rank > 0; }
   int64_t MoeLayerCount() const;           // layers with routed experts

@@ -158,7 +158,7 @@ std::string CpCommProblem(const ModelSpec& model, int tp, int cp, CpComm kind, i
   // [a2a ranks, heads / a2a ranks]: the local query and K/V heads must divide.
   const int group = hierarchical ? a2a_size : cp;
   const int64_t heads = model.num_attention_heads;
-  const int64_t kv_heads = model.num_kv_heads > 0 ? model.num_kv_heads : heads;
+  const int64_t kv_heads = model.KvHeads();
   if (heads % (int64_t{tp} * group) != 0 || kv_heads % (int64_t{tp} * group) != 0) {
     const char* key = hierarchical ? "cp_a2a_size" : "cp";
     return StrCat("cp_comm=", ToString(kind), " splits the attention heads over tp·", key, " = ", tp, "·", group, " = ",

@@ -68,7 +68,7 @@ ModelFlops CountModelFlops(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden_size);
   const double d = static_cast<double>(m.HeadDim());
   const double a = static_cast<double>(m.num_attention_heads);
-  const double g = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_attention_heads);
+  const double g = static_cast<double>(m.KvHeads());
   const double mats = m.mlp == MlpKind::kSwiGlu ? 3.0 : 2.0;  // gate+up+down vs fc1+fc2
   f.attn_width = a * d;
   f.w.q = h * a * d;

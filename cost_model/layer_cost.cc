@@ -28,8 +28,7 @@ LayerCostModel MakeLayerCostModel(const ModelSpec& model, const DeviceRates& rat
   m.rates = rates;
   m.h = static_cast<double>(model.hidden_size);
   m.ad = static_cast<double>(model.num_attention_heads * model.HeadDim());
-  m.gd = static_cast<double>((model.num_kv_heads > 0 ? model.num_kv_heads : model.num_attention_heads) *
-                             model.HeadDim());
+  m.gd = static_cast<double>(model.KvHeads() * model.HeadDim());
   m.ffn = static_cast<double>(model.ffn_hidden_size);
   m.vocab = static_cast<double>(model.vocab_size);
   m.seq = static_cast<double>(seq_len);

@@ -22,8 +22,7 @@ ModelSpec DenseMlpLayerModel(const ModelSpec& model) {
 
 double QkNormStatsBytes(const ModelSpec& m) {
   if (!m.qk_norm) return 0.0;
-  const double heads = static_cast<double>(m.num_attention_heads + (m.num_kv_heads > 0 ? m.num_kv_heads
-                                                                                        : m.num_attention_heads));
+  const double heads = static_cast<double>(m.num_attention_heads + m.KvHeads());
   return heads * (m.norm == NormKind::kLayerNorm ? 8.0 : 4.0);
 }
 
@@ -62,7 +61,7 @@ double MoeDispatchedElements(const ModelSpec& m) {
 ActivationPerToken LayerActivationPerToken(const ModelSpec& m, bool dropout) {
   const double h = static_cast<double>(m.hidden_size);
   const double ad = static_cast<double>(m.num_attention_heads * m.HeadDim());
-  const double gd = static_cast<double>((m.num_kv_heads > 0 ? m.num_kv_heads : m.num_attention_heads) * m.HeadDim());
+  const double gd = static_cast<double>(m.KvHeads() * m.HeadDim());
   const double f = SavedMlpWidth(m);
   ActivationPerToken a;
   // Two norm inputs (2h each) and the two sub-block inputs (norm outputs, 2h each), bf16.
@@ -340,8 +339,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
   if (stack.repeats_kv_heads) {
     // Attention saves the repeated K and V (2 B each per a·d element), not g·d.
     const double ad = static_cast<double>(model.num_attention_heads * model.HeadDim());
-    const double gd = static_cast<double>((model.num_kv_heads > 0 ? model.num_kv_heads : model.num_attention_heads) *
-                                          model.HeadDim());
+    const double gd = static_cast<double>(model.KvHeads() * model.HeadDim());
     a.split += 4.0 * (ad - gd);
   }
   const double scale = stack.activation_bytes / 2.0;
@@ -362,8 +360,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
     // (h), the MLP's up projections (2f SwiGLU, f GELU) and down (h).
     const double h = static_cast<double>(model.hidden_size);
     const double ad = static_cast<double>(model.num_attention_heads * model.HeadDim());
-    const double gd = static_cast<double>((model.num_kv_heads > 0 ? model.num_kv_heads : model.num_attention_heads) *
-                                          model.HeadDim());
+    const double gd = static_cast<double>(model.KvHeads() * model.HeadDim());
     const double ffn = SavedMlpWidth(model);
     const double matmul_out = ad + 2.0 * gd + h + (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * ffn + h;
     a.sac_saved = stack.activation_bytes * ((1.0 - f) * matmul_out + ad);

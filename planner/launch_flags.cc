@@ -153,9 +153,9 @@ void MegatronAttention(const ModelSpec& m, MegatronArgs& a, LaunchFlags& out) {
     if (m.head_dim > 0 && m.head_dim * m.num_attention_heads != m.hidden_size) {
       a.Add("--kv-channels", std::to_string(m.head_dim));
     }
-    if (m.num_kv_heads > 0 && m.num_kv_heads != m.num_attention_heads) {
+    if (m.KvHeads() != m.num_attention_heads) {
       a.Add("--group-query-attention");
-      a.Add("--num-query-groups", std::to_string(m.num_kv_heads));
+      a.Add("--num-query-groups", std::to_string(m.KvHeads()));
     }
   }
   if (m.qk_norm) a.Add(m.qk_norm_weights ? "--qk-layernorm" : "--qk-l2-norm");
