@@ -281,10 +281,19 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   return e;
 }
 
+namespace {
+
+// The stack's own vocab-parallel loss figure applies (tp > 1 and it sets one).
+bool UsesVocabParallelLoss(const SoftwareStack& s, int tp) {
+  return tp > 1 && s.vocab_parallel_logits_bytes_per_element > 0;
+}
+
+}  // namespace
+
 double LossBytes(const SoftwareStack& s, double tokens, double vocab, int tp) {
   const double t = s.loss_chunk_tokens > 0 ? std::min(tokens, s.loss_chunk_tokens) : tokens;
-  const bool vocab_parallel = tp > 1 && s.vocab_parallel_logits_bytes_per_element > 0;
-  const double per_element = vocab_parallel ? s.vocab_parallel_logits_bytes_per_element : s.logits_bytes_per_element;
+  const double per_element =
+      UsesVocabParallelLoss(s, tp) ? s.vocab_parallel_logits_bytes_per_element : s.logits_bytes_per_element;
   return t * vocab / std::max(1, tp) * per_element;
 }
 
@@ -296,8 +305,8 @@ double GatheredHeadInputBytes(const SoftwareStack& s, double tokens, double hidd
 double HeldOutputBytes(const SoftwareStack& s, double tokens, double vocab, int tp, int num_micro_batches,
                        bool pipelined) {
   double held = std::min(s.held_last_stage_outputs, static_cast<double>(std::max(0, num_micro_batches - 1)));
-  if (pipelined && s.held_last_stage_outputs > 0 && tp > 1 && s.vocab_parallel_logits_bytes_per_element > 0)
-    held += 1.0;
+  const bool loss_leaves_out_logits = UsesVocabParallelLoss(s, tp) && s.vocab_parallel_peak_excludes_logits;
+  if (pipelined && s.held_last_stage_outputs > 0 && loss_leaves_out_logits) held += 1.0;
   return held * tokens * vocab / std::max(1, tp) * s.activation_bytes;
 }
 

@@ -102,11 +102,12 @@ double GatheredHeadInputBytes(const SoftwareStack& stack, double tokens, double 
 // Bytes of the last stage's outputs (logits in the activation dtype, ÷ tp)
 // of earlier micro-batches that the pipeline engine still references while
 // the current one computes its loss: min(held_last_stage_outputs, m − 1)
-// micro-batches (none when the step has one micro-batch). `pipelined`: with
-// tp > 1 and the stack's vocab-parallel loss, whose bytes per element leave
-// out the logits themselves (the trainer frees them before backward), an
-// engine that holds outputs (held_last_stage_outputs > 0) still holds the
-// current micro-batch's at the loss's backward peak: one more.
+// micro-batches (none when the step has one micro-batch). `pipelined`: where
+// the loss in use is the stack's vocab-parallel one (tp > 1) and its peak
+// leaves out the logits (vocab_parallel_peak_excludes_logits: the trainer
+// drops them before backward), an engine that holds outputs
+// (held_last_stage_outputs > 0) still holds the current micro-batch's at that
+// peak: one more.
 double HeldOutputBytes(const SoftwareStack& stack, double tokens, double vocab, int tp, int num_micro_batches,
                        bool pipelined = false);
 

@@ -317,6 +317,9 @@ SoftwareStack Torchtitan() {
   // the bf16 logits are gone by then (the trainer's `del pred` before
   // loss.backward()).
   s.vocab_parallel_logits_bytes_per_element = 16;
+  // ... a peak reached after `del pred` (torchtitan/train.py), so without the
+  // logits, which torch pipelining's output_chunks still reference on the last stage.
+  s.vocab_parallel_peak_excludes_logits = true;
   // torchtitan's parallelize_llama (apply_tp): "output":
   // ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1),
   // use_local_output=False) after "norm": SequenceParallel(). The style

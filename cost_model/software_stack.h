@@ -98,6 +98,12 @@ struct SoftwareStack {
   // logit element at its peak where they differ from logits_bytes_per_element
   // (torch loss_parallel's backward: 16). 0 = logits_bytes_per_element.
   double vocab_parallel_logits_bytes_per_element = 0;
+  // That vocab-parallel peak comes after the trainer has dropped its logits
+  // (torchtitan's `del pred` before loss.backward()), so it leaves them out;
+  // a pipeline engine that holds outputs (held_last_stage_outputs > 0) still
+  // references them: HeldOutputBytes adds the current micro-batch's.
+  // false: the figure includes the logits.
+  bool vocab_parallel_peak_excludes_logits = false;
   // With sequence parallelism the output layer's input is all-gathered over
   // tp before the head and the gathered (full-sequence) copy is saved for its
   // weight gradient (DTensor ColwiseParallel(input_layouts=Shard(1)));

@@ -74,6 +74,8 @@ const std::vector<StackField>& StackFields() {
            "earlier micro-batches' logits the pipe engine still holds"),
       Real("vocab_parallel_logits_bytes_per_element", &St::vocab_parallel_logits_bytes_per_element, 0,
            "tp > 1 vocab-parallel loss, per local logit element; 0 = logits_bytes_per_element"),
+      Flag("vocab_parallel_peak_excludes_logits", &St::vocab_parallel_peak_excludes_logits,
+           "that peak is after the logits are dropped (pipe-held logits add)"),
       Flag("tp_saves_gathered_head_input", &St::tp_saves_gathered_head_input,
            "tp + sp: the output layer saves its all-gathered input (memory)"),
       Real("sac_matmul_recompute_fraction", &St::sac_matmul_recompute_fraction, 0,
@@ -137,7 +139,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 

@@ -209,8 +209,9 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   supports_cp_p2p/a2a/allgather, pp_host_synchronous, host_per_micro_batch_s, tp_comm_overlap,
   //   tp_overlap_gemm_slowdown, swiglu_saves_input_only, supports_partial_recompute,
   //   pp_balance_by_compute, supports_cp_a2a_p2p, pp_interleaved_full_warmup, repeats_kv_heads,
-  //   vocab_parallel_logits_bytes_per_element, tp_saves_gathered_head_input, sac_keeps_unread_outputs
-  REQUIRE(StackFields().size() == 72);
+  //   vocab_parallel_logits_bytes_per_element, tp_saves_gathered_head_input, sac_keeps_unread_outputs,
+  //   vocab_parallel_peak_excludes_logits
+  REQUIRE(StackFields().size() == 73);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);

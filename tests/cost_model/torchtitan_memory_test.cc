@@ -168,6 +168,37 @@ TEST_CASE("cost_model: torchtitan's pipelined last stage still holds the current
   CHECK(HeldOutputBytes(LoadSoftwareStack("megatron-core"), tokens, vocab, 8, 8, true) == 0.0);
 }
 
+TEST_CASE("cost_model: a vocab-parallel peak that includes the logits adds no held micro-batch",
+          "[cost_model][memory]") {
+  const SoftwareStack s = LoadSoftwareStack("torchtitan");
+  REQUIRE(s.vocab_parallel_peak_excludes_logits);
+  SoftwareStack includes = s;
+  includes.vocab_parallel_peak_excludes_logits = false;
+  const double tokens = 32768, vocab = 128256, one = tokens * vocab / 8 * 2;
+  // Only the earlier micro-batches are held on top of the loss.
+  CHECK_THAT(HeldOutputBytes(includes, tokens, vocab, 8, 8, true), WithinRel(7 * one, 1e-12));
+  // The flag reads only where the vocab-parallel figure is in use (tp > 1).
+  CHECK(HeldOutputBytes(includes, tokens, vocab, 1, 8, true) == HeldOutputBytes(s, tokens, vocab, 1, 8, true));
+
+  // Through the evaluator: the last stage of a pipelined tp = 8 run holds one
+  // micro-batch's bf16 logits shard more (× fragmentation), the other stage none.
+  const ModelSpec model = LoadModel("llama3-8b");
+  const ClusterSpec cluster = LoadCluster("dgx-h100", 2);
+  JobSpec job;
+  job.global_batch = 8;
+  job.seq_len = 8192;
+  job.stack = s.name;
+  const ParallelConfig c = ParseParallelConfig("dp=1,tp=8,pp=2,mbs=1,sharding=zero3,recompute=full,sp=on");
+  const Report excl = AnalyticalEvaluator(model, cluster, job, s).Evaluate(c);
+  const Report incl = AnalyticalEvaluator(model, cluster, job, includes).Evaluate(c);
+  REQUIRE(excl.memory_bytes_per_stage.size() == 2);
+  REQUIRE(incl.memory_bytes_per_stage.size() == 2);
+  const double logits_shard = 8192.0 * static_cast<double>(model.vocab_size) / 8 * 2;
+  CHECK_THAT(excl.memory_bytes_per_stage[1] - incl.memory_bytes_per_stage[1],
+             WithinRel(s.fragmentation * logits_shard, 1e-9));
+  CHECK(excl.memory_bytes_per_stage[0] == incl.memory_bytes_per_stage[0]);
+}
+
 TEST_CASE("cost_model: torchtitan's TP head saves its all-gathered input on the last stage", "[cost_model][memory]") {
   const SoftwareStack s = LoadSoftwareStack("torchtitan");
   const double tokens = 131072, h = 8192;
