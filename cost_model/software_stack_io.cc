@@ -1,16 +1,12 @@
 #include "cost_model/software_stack_io.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdio>
 #include <filesystem>
 #include <iterator>
 #include <limits>
-#include <sstream>
 #include <tuple>
 #include <variant>
 
-#include "core/check.h"
 #include "core/error.h"
 #include "core/internal/field_reader.h"
 #include "core/internal/yaml_reader.h"
@@ -107,51 +103,6 @@ bool IsFieldPath(const std::string& key, const SoftwareStack& s) {
   return false;
 }
 
-std::string Quote(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-// Shortest text that reads back as the same double.
-std::string Number(double v) {
-  char buf[64];
-  const auto result = std::to_chars(buf, buf + sizeof buf, v);
-  PARASIM_CHECK(result.ec == std::errc(), "cannot format ", v);
-  return std::string(buf, result.ptr);
-}
-
-std::string NcclVersionText(int v) { return StrCat(v / 10000, ".", v / 100 % 100, ".", v % 100); }
-
-template <class S>
-void WriteFields(std::ostringstream& o, const std::string& indent, const std::vector<FieldEntry<S>>& fields,
-                 const S& s) {
-  for (const FieldEntry<S>& f : fields) {
-    std::string line = indent + f.key + ": ";
-    const double v = f.get(s);
-    if (f.unit == FieldUnit::kFlag) {
-      line += v != 0 ? "true" : "false";
-    } else if (f.unit == FieldUnit::kCount) {
-      line += std::to_string(static_cast<int64_t>(v));
-    } else {
-      line += Number(v);
-    }
-    line.resize(std::max<size_t>(line.size() + 1, 40), ' ');
-    o << line << "# " << f.meaning << "\n";
-  }
-}
-
 SoftwareStackFile FromYaml(const YAML::Node& root, const std::string& file) {
   IssueList issues;
   YamlMap map(root, file, "", &issues);
@@ -217,39 +168,6 @@ SoftwareStackFile ReadSoftwareStackFile(const std::string& path) {
 }
 
 SoftwareStack LoadSoftwareStackFile(const std::string& path) { return ReadSoftwareStackFile(path).stack; }
-
-std::string SoftwareStackToYaml(const SoftwareStack& stack, const std::map<std::string, std::string>& sources,
-                                const std::string& base) {
-  // Every field is written, so the base decides only which attention keys
-  // the file may hold: all presets share them.
-  std::string base_name = base;
-  if (base_name.empty()) {
-    base_name = FindSoftwareStackPreset(stack.name) ? stack.name : FindSoftwareStackPreset("")->name;
-  }
-  PARASIM_CHECK(FindSoftwareStackPreset(base_name).has_value(), "a stack file needs a preset as base, got '",
-                base_name, "'");
-  std::ostringstream o;
-  o << "# Software stack for parasim --stack; schema: hw_profiles/SCHEMA.md, \"Software-stack files\".\n"
-    << "# Keys left out keep the base preset's value; units are in the key names (_s: seconds).\n"
-    << "schema_version: 1\n"
-    << "name: " << Quote(stack.name) << "\n"
-    << "description: " << Quote(stack.description) << "\n"
-    << "framework: " << Quote(stack.framework) << "\n"
-    << "base: " << Quote(base_name) << "\n";
-  WriteFields(o, "", StackFields(), stack);
-  o << "nccl_version: " << Quote(NcclVersionText(stack.nccl_version)) << "\n";
-  o << "attention:                              # per GPU architecture (gpu profile `architecture`)\n";
-  for (const auto& [arch, kernel] : stack.attention_by_arch) {
-    o << "  " << arch << ":\n"
-      << "    name: " << Quote(kernel.name) << "\n";
-    WriteFields(o, "    ", AttentionFields(), kernel);
-  }
-  if (!sources.empty()) {
-    o << "sources:\n";
-    for (const auto& [key, where] : sources) o << "  " << Quote(key) << ": " << Quote(where) << "\n";
-  }
-  return o.str();
-}
 
 bool IsSoftwareStackPath(const std::string& name_or_path) {
   auto ends_with = [&](const std::string& suffix) {

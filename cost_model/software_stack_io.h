@@ -1,12 +1,13 @@
 // Software-stack files (hw_profiles/SCHEMA.md, "Software-stack files"): a
 // stack as YAML that starts from a built-in preset (`base`) and overrides any
 // field of SoftwareStack under the struct's own names, so that calibration can
-// write a fitted stack and every command can read it (`--stack FILE`).
+// write a fitted stack and every command can read it (`--stack FILE`). The
+// files are written by the facade (StackProfileDocument, facade/fitted_profiles.h):
+// `calibrate fit-stack`, `profiles stack` and a preset's provenance hash.
 //
 //   SoftwareStackFile f = ReadSoftwareStackFile("my-stack.yaml");
 //   f.stack.kernel_gap_s = fitted_gap;
 //   f.sources["kernel_gap_s"] = "profiler trace of one step";
-//   std::string yaml = SoftwareStackToYaml(f.stack, f.sources, f.base);
 #pragma once
 
 #include <map>
@@ -32,14 +33,6 @@ struct SoftwareStackFile {
 SoftwareStackFile ParseSoftwareStackYaml(const std::string& text, const std::string& file);
 SoftwareStackFile ReadSoftwareStackFile(const std::string& path);
 SoftwareStack LoadSoftwareStackFile(const std::string& path);
-
-// A complete stack file: every field, numbers in their shortest exact form
-// (loading the text gives back `stack` bit for bit), `sources` as given.
-// `base` (a preset name, else a programmer error) defaults to `stack.name`
-// when that is a preset, else to the default preset: with every field
-// written, the base matters only for the attention architectures allowed.
-std::string SoftwareStackToYaml(const SoftwareStack& stack, const std::map<std::string, std::string>& sources,
-                                const std::string& base = "");
 
 // True for text that names a stack file rather than a preset: it ends in
 // .yaml or .yml, or an existing file has that name.

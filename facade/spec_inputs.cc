@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "calibrate/collective_profile.h"
+#include "facade/fitted_profiles.h"
 #include "facade/report_provenance.h"
+#include "facade/value_writers.h"
 #include "core/error.h"
 #include "core/field_registry.h"
 #include "core/loaders.h"
@@ -111,8 +113,9 @@ JobSpec SpecInputs::LoadJobSpec() const {
   const SoftwareStack loaded = LoadSoftwareStack(job.stack);  // a bad stack name or file stops here
   if (IsSoftwareStackPath(job.stack)) {
     RecordFileOrPreset("stack", job.stack, "");
-  } else {   // a preset: the hash of its complete stack file
-    RecordInput({"stack", loaded.name, Sha256Hex(SoftwareStackToYaml(loaded, {}, loaded.name))});
+  } else {   // a preset: the hash of the stack file `parasim profiles stack NAME` prints
+    const ProfileDocument doc = StackProfileDocument(loaded, {}, loaded.name);
+    RecordInput({"stack", loaded.name, Sha256Hex(WriteYaml(doc.body, doc.comment))});
   }
   if (!job_file.empty()) RecordFileOrPreset("job", job_file, "");
   return job;

@@ -8,18 +8,14 @@
 #include <vector>
 
 #include "facade/value.h"
+#include "facade/value_writers.h"
 
 namespace parasim::cli {
 
-// JSON with a 2-space indent, byte-identical to nlohmann::json::dump(2); no
-// trailing newline.
-std::string WriteJson(const Value& value);
-
-// Block-style YAML, a trailing newline: `comment` first (each of its lines
-// as "# line"), members' comments (Value::Comment) after them at column 40;
-// string values double-quoted, keys bare unless YAML would read them as
-// something else; numbers in FormatShortest's form (reads back bit for bit).
-std::string WriteYaml(const Value& value, const std::string& comment = "");
+// JSON and YAML: the facade's writers (facade/value_writers.h), which also
+// give a preset stack its hash.
+using parasim::WriteJson;
+using parasim::WriteYaml;
 
 struct Column {
   std::string header;

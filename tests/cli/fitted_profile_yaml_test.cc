@@ -9,12 +9,14 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include "calibrate/microbench_data.h"
 #include "cli/output/writers.h"
 #include "core/field_registry.h"
 #include "core/loaders.h"
+#include "core/sha256.h"
 #include "cost_model/software_stack_io.h"
 #include "cost_model/stack_field_registry.h"
 #include "facade/catalog.h"
@@ -151,6 +153,116 @@ TEST_CASE("fitted profiles: `profiles stack` writes a preset as fit-stack does, 
   }
   // Whole numbers keep their double form, as the fitted files print them.
   CHECK(Yaml(StackFileDocument("pytorch-fsdp")).find("\ngrad_bytes: 4.0 ") != std::string::npos);   // fp32 gradients
+}
+
+TEST_CASE("fitted profiles: every stack preset round-trips through its stack file exactly", "[cli][stack]") {
+  for (const std::string& name : SoftwareStackNames()) {
+    INFO(name);
+    const SoftwareStack preset = LoadSoftwareStack(name);
+    const std::string yaml = Yaml(StackProfileDocument(preset, {}, name));
+    const SoftwareStackFile f = ParseSoftwareStackYaml(yaml, name + ".yaml");
+    CHECK(f.base == name);
+    CHECK(f.sources.empty());
+    CHECK(Yaml(StackProfileDocument(f.stack, {}, f.base)) == yaml);   // shows the differing line on failure
+    CHECK(f.stack == preset);                                        // every field, attention_by_arch included
+    REQUIRE(f.stack.attention_by_arch.size() == preset.attention_by_arch.size());
+    for (size_t i = 0; i < preset.attention_by_arch.size(); ++i) {
+      CHECK(f.stack.attention_by_arch[i] == preset.attention_by_arch[i]);
+    }
+  }
+}
+
+TEST_CASE("fitted profiles: a stack file overrides every field it writes, whatever its base", "[cli][stack]") {
+  // Written with another preset as base, the file must still give back the
+  // stack it was written from: no field can fall back to the base unnoticed.
+  for (const std::string& from : SoftwareStackNames()) {
+    for (const std::string& base : SoftwareStackNames()) {
+      INFO(from << " written over " << base);
+      const SoftwareStack s = LoadSoftwareStack(from);
+      CHECK(ParseSoftwareStackYaml(Yaml(StackProfileDocument(s, {}, base)), "x.yaml").stack == s);
+    }
+  }
+}
+
+TEST_CASE("fitted profiles: stack files keep awkward values and sources bit for bit", "[cli][stack]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  s.name = "my \"cluster\": stack # 2";
+  s.description = "fitted\nfrom a trace: 0.1 + 0.2";
+  s.kernel_gap_s = 0.1 + 0.2;
+  s.host_per_kernel_s = 1.0 / 3.0;
+  s.reserve_bytes = 2.5e9 + 1;
+  s.fragmentation = 1 + 1e-15;
+  s.optimizer_bytes_per_param = 1e-300;
+  s.kernels_per_layer_forward = 999;
+  s.dropout = true;
+  s.nccl_version = 22602;
+  s.attention_by_arch[2].second.forward_efficiency = 0.123456789012345678;
+  s.attention_by_arch[2].second.name = "flash-attn-3 (fp8)";
+  const std::map<std::string, std::string> sources = {
+      {"kernel_gap_s", "median gap in a Kineto trace, \"step 3\""}, {"attention.hopper.forward_efficiency", "fit"}};
+  const SoftwareStackFile f =
+      ParseSoftwareStackYaml(Yaml(StackProfileDocument(s, sources, "megatron-core")), "a.yaml");
+  CHECK(f.stack == s);
+  CHECK(f.sources == sources);
+  CHECK(f.base == "megatron-core");
+}
+
+TEST_CASE("fitted profiles: a stack file is printed over its own base, whole", "[cli][stack]") {
+  const TempFile file("own_name.yaml",
+                      "schema_version: 1\nbase: megatron-core\nname: megatron-core-fitted\nkernel_gap_s: 3e-6\n");
+  const SoftwareStackFile read = ReadSoftwareStackFile(file.path());
+  const SoftwareStackFile f = ParseSoftwareStackYaml(Yaml(StackFileDocument(file.path())), "fitted.yaml");
+  CHECK(f.base == "megatron-core");
+  CHECK(f.stack == read.stack);
+  CHECK(f.stack.kernel_gap_s == 3e-6);
+}
+
+TEST_CASE("fitted profiles: CP kinds, TP overlap and host-synchronous p2p round-trip through a stack file",
+          "[cli][stack]") {
+  SoftwareStack s = LoadSoftwareStack("megatron-core");
+  s.supports_cp_p2p = false;
+  s.supports_cp_a2a = true;
+  s.supports_cp_allgather = false;
+  s.tp_comm_overlap = 0.875;
+  s.tp_overlap_gemm_slowdown = 0.069;
+  s.pp_host_synchronous = true;
+  s.host_per_micro_batch_s = 1.25e-3;
+  s.supports_partial_recompute = false;   // megatron-core's preset has it
+  const SoftwareStackFile f = ParseSoftwareStackYaml(Yaml(StackProfileDocument(s, {}, "megatron-core")), "s.yaml");
+  CHECK(f.stack == s);
+  CHECK_FALSE(f.stack.SupportsCp(CpComm::kP2p));
+  CHECK(f.stack.SupportsCp(CpComm::kA2a));
+  CHECK(f.stack.SupportsCp(CpComm::kA2aP2p));   // megatron-core's, kept through the file
+  s.supports_cp_a2a_p2p = false;
+  const SoftwareStackFile g = ParseSoftwareStackYaml(Yaml(StackProfileDocument(s, {}, "megatron-core")), "s.yaml");
+  CHECK(g.stack == s);
+  CHECK_FALSE(g.stack.SupportsCp(CpComm::kA2aP2p));
+  // Only Megatron-Core runs the hierarchical kind.
+  for (const char* name : {"megatron-core", "torchtitan", "pytorch-fsdp", "pytorch-fsdp2", "deepspeed-zero",
+                           "megatron-deepspeed", "megatron-lm-2021", "nanotron"}) {
+    INFO(name);
+    CHECK(LoadSoftwareStack(name).SupportsCp(CpComm::kA2aP2p) == (std::string(name) == "megatron-core"));
+  }
+  // Out of range: a fraction above 1 is named with its field.
+  const std::string bad = "base: megatron-core\ntp_comm_overlap: 1.5\n";
+  CHECK_THROWS_WITH(ParseSoftwareStackYaml(bad, "bad.yaml"), Catch::Matchers::Contains("tp_comm_overlap"));
+}
+
+TEST_CASE("fitted profiles: a preset stack is hashed as the file `profiles stack` prints", "[cli][stack][provenance]") {
+  // Saved with `profiles stack` and loaded with --stack, a preset keeps its hash.
+  const parasim_test::Run printed = parasim_test::Parasim("profiles stack megatron-core");
+  REQUIRE(printed.code == 0);
+  const TempFile file("megatron-core.yaml", printed.out);
+  const std::string run = "simulate --model llama2-7b --cluster dgx-h100 --nodes 1 --global-batch 8 --seq-len 2048 "
+                          "--config dp=8,tp=1,pp=1 --format json --stack ";
+  const parasim_test::Run preset = parasim_test::Parasim(run + "megatron-core");
+  const parasim_test::Run saved = parasim_test::Parasim(run + file.path());
+  REQUIRE(preset.code == 0);
+  REQUIRE(saved.code == 0);
+  const nlohmann::json a = nlohmann::json::parse(preset.out), b = nlohmann::json::parse(saved.out);
+  CHECK(a["inputs"]["stack"]["sha256"] == Sha256Hex(printed.out));
+  CHECK(b["inputs"]["stack"]["sha256"] == Sha256Hex(printed.out));
+  CHECK(a["step_time_s"] == b["step_time_s"]);
 }
 
 TEST_CASE("fitted profiles: the fit report as a table and as JSON", "[cli][calibrate]") {

@@ -54,57 +54,6 @@ double LaunchOverhead(const Report& r) {
 
 }  // namespace
 
-TEST_CASE("cost_model: every stack preset round-trips through a stack file exactly", "[cost_model][stack_io]") {
-  for (const std::string& name : SoftwareStackNames()) {
-    INFO(name);
-    const SoftwareStack preset = LoadSoftwareStack(name);
-    const std::string yaml = SoftwareStackToYaml(preset, {});
-    const SoftwareStackFile f = ParseSoftwareStackYaml(yaml, name + ".yaml");
-    CHECK(f.base == name);
-    CHECK(f.sources.empty());
-    CHECK(SoftwareStackToYaml(f.stack, {}) == yaml);   // shows the differing line on failure
-    CHECK(f.stack == preset);                        // every field, attention_by_arch included
-    REQUIRE(f.stack.attention_by_arch.size() == preset.attention_by_arch.size());
-    for (size_t i = 0; i < preset.attention_by_arch.size(); ++i) {
-      CHECK(f.stack.attention_by_arch[i] == preset.attention_by_arch[i]);
-    }
-  }
-}
-
-TEST_CASE("cost_model: a stack file overrides every field it writes, whatever its base", "[cost_model][stack_io]") {
-  // Written with another preset as base, the file must still give back the
-  // stack it was written from: no field can fall back to the base unnoticed.
-  for (const std::string& from : SoftwareStackNames()) {
-    for (const std::string& base : SoftwareStackNames()) {
-      INFO(from << " written over " << base);
-      const SoftwareStack s = LoadSoftwareStack(from);
-      CHECK(ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}, base), "x.yaml").stack == s);
-    }
-  }
-}
-
-TEST_CASE("cost_model: stack files keep awkward values and sources bit for bit", "[cost_model][stack_io]") {
-  SoftwareStack s = LoadSoftwareStack("megatron-core");
-  s.name = "my \"cluster\": stack # 2";
-  s.description = "fitted\nfrom a trace: 0.1 + 0.2";
-  s.kernel_gap_s = 0.1 + 0.2;
-  s.host_per_kernel_s = 1.0 / 3.0;
-  s.reserve_bytes = 2.5e9 + 1;
-  s.fragmentation = 1 + 1e-15;
-  s.optimizer_bytes_per_param = 1e-300;
-  s.kernels_per_layer_forward = 999;
-  s.dropout = true;
-  s.nccl_version = 22602;
-  s.attention_by_arch[2].second.forward_efficiency = 0.123456789012345678;
-  s.attention_by_arch[2].second.name = "flash-attn-3 (fp8)";
-  const std::map<std::string, std::string> sources = {
-      {"kernel_gap_s", "median gap in a Kineto trace, \"step 3\""}, {"attention.hopper.forward_efficiency", "fit"}};
-  const SoftwareStackFile f = ParseSoftwareStackYaml(SoftwareStackToYaml(s, sources, "megatron-core"), "a.yaml");
-  CHECK(f.stack == s);
-  CHECK(f.sources == sources);
-  CHECK(f.base == "megatron-core");
-}
-
 TEST_CASE("cost_model: an override file changes exactly its fields, and the report follows", "[cost_model][stack_io]") {
   // Setup: pytorch-fsdp with kernel_gap_s doubled (1.5 us -> 3 us), nothing else.
   // Expectation: the loaded stack equals the preset but for that field (and
@@ -194,14 +143,6 @@ TEST_CASE("cost_model: an unknown stack name lists the presets and says a file i
   CHECK_THAT(e, Contains("YAML file"));
 }
 
-TEST_CASE("cost_model: a stack with a name of its own is written over the default base", "[cost_model][stack_io]") {
-  SoftwareStack s = LoadSoftwareStack("megatron-core");
-  s.name = "megatron-core-fitted";
-  const SoftwareStackFile f = ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}), "fitted.yaml");
-  CHECK(f.base == "pytorch-fsdp");
-  CHECK(f.stack == s);
-}
-
 TEST_CASE("cost_model: the stack's registry round-trips every field and fires outside every range",
           "[cost_model][registry]") {
   SoftwareStack s = LoadSoftwareStack("pytorch-fsdp");
@@ -230,33 +171,3 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   CHECK(issues.front().key == "attention." + s.attention_by_arch.front().first + ".forward_efficiency");
 }
 
-TEST_CASE("cost_model: CP kinds, TP overlap and host-synchronous p2p round-trip through a stack file",
-          "[cost_model][stack_io]") {
-  SoftwareStack s = LoadSoftwareStack("megatron-core");
-  s.supports_cp_p2p = false;
-  s.supports_cp_a2a = true;
-  s.supports_cp_allgather = false;
-  s.tp_comm_overlap = 0.875;
-  s.tp_overlap_gemm_slowdown = 0.069;
-  s.pp_host_synchronous = true;
-  s.host_per_micro_batch_s = 1.25e-3;
-  s.supports_partial_recompute = false;   // megatron-core's preset has it
-  const SoftwareStackFile f = ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}, "megatron-core"), "s.yaml");
-  CHECK(f.stack == s);
-  CHECK_FALSE(f.stack.SupportsCp(CpComm::kP2p));
-  CHECK(f.stack.SupportsCp(CpComm::kA2a));
-  CHECK(f.stack.SupportsCp(CpComm::kA2aP2p));   // megatron-core's, kept through the file
-  s.supports_cp_a2a_p2p = false;
-  const SoftwareStackFile g = ParseSoftwareStackYaml(SoftwareStackToYaml(s, {}, "megatron-core"), "s.yaml");
-  CHECK(g.stack == s);
-  CHECK_FALSE(g.stack.SupportsCp(CpComm::kA2aP2p));
-  // Only Megatron-Core runs the hierarchical kind.
-  for (const char* name : {"megatron-core", "torchtitan", "pytorch-fsdp", "pytorch-fsdp2", "deepspeed-zero",
-                           "megatron-deepspeed", "megatron-lm-2021", "nanotron"}) {
-    INFO(name);
-    CHECK(LoadSoftwareStack(name).SupportsCp(CpComm::kA2aP2p) == (std::string(name) == "megatron-core"));
-  }
-  // Out of range: a fraction above 1 is named with its field.
-  const std::string bad = "base: megatron-core\ntp_comm_overlap: 1.5\n";
-  CHECK_THROWS_WITH(ParseSoftwareStackYaml(bad, "bad.yaml"), Catch::Matchers::Contains("tp_comm_overlap"));
-}

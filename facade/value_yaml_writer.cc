@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cctype>
 
-#include "cli/output/writers.h"
 #include "core/number_format.h"
+#include "facade/value_writers.h"
 
-namespace parasim::cli {
+namespace parasim {
 namespace {
 
 // Where a member's comment starts (the column software-stack files have used).
@@ -123,4 +123,4 @@ std::string WriteYaml(const Value& value, const std::string& comment) {
   return out;
 }
 
-}  // namespace parasim::cli
+}  // namespace parasim

@@ -1,10 +1,10 @@
 // JSON as nlohmann::json::dump(2) writes it, so reports keep their bytes.
 #include <cstdio>
 
-#include "cli/output/writers.h"
 #include "core/number_format.h"
+#include "facade/value_writers.h"
 
-namespace parasim::cli {
+namespace parasim {
 namespace {
 
 void AppendString(const std::string& s, std::string* out) {
@@ -78,4 +78,4 @@ std::string WriteJson(const Value& value) {
   return out;
 }
 
-}  // namespace parasim::cli
+}  // namespace parasim
