@@ -26,7 +26,7 @@ namespace {
 using Case = parasim::testing::Llama7bOn64H100;
 
 std::string PlanJson(const Case& c, int threads, Objective objective) {
-  const AnalyticalEvaluator evaluator(c.model, c.cluster, c.job);
+  const AnalyticalEvaluator evaluator = c.Evaluator();
   PlanOptions o;
   o.threads = threads;
   o.top_k = 8;
@@ -59,7 +59,7 @@ TEST_CASE("plan json: follows the contract and replays", "[cli][plan]") {
   CHECK(feasible > 0);
   REQUIRE(j.at("plans").size() == 8);
   REQUIRE(!j.at("pareto").empty());
-  const AnalyticalEvaluator evaluator(c.model, c.cluster, c.job);
+  const AnalyticalEvaluator evaluator = c.Evaluator();
   double last = 1e300;
   int64_t rank = 0;
   for (const auto& p : j.at("plans")) {

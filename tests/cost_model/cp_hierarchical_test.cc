@@ -10,24 +10,19 @@
 #include "cost_model/comm_plan.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/layer_cost.h"
+#include "cp_plan_util.h"
 #include "report_dimensions.h"
 #include "test_specs.h"
 
 using namespace parasim;
+using parasim::testing::CpBytes;
+using parasim::testing::CpConfig;
+using parasim::testing::CpInputs;
 using parasim::testing::DimExposed;
 using parasim::testing::DimTotal;
 using Catch::Matchers::WithinRel;
 
 namespace {
-
-CommPlanInputs Inputs(double tokens, double query_width, double kv_width) {
-  CommPlanInputs in;
-  in.tokens = tokens;
-  in.hidden = query_width;
-  in.query_width = query_width;
-  in.kv_width = kv_width;
-  return in;
-}
 
 ParallelConfig Hier(int cp, int a2a_size) {
   ParallelConfig c;
@@ -35,21 +30,6 @@ ParallelConfig Hier(int cp, int a2a_size) {
   c.cp_comm = CpComm::kA2aP2p;
   c.cp_a2a_size = a2a_size;
   return c;
-}
-
-ParallelConfig Plain(int cp, CpComm kind) {
-  ParallelConfig c;
-  c.cp = cp;
-  c.cp_comm = kind;
-  return c;
-}
-
-// Bytes of the CP collectives of `op` in `phase`, each issue counted.
-double CpBytes(const CommPlan& p, CommPhase phase, CollectiveOp op) {
-  double b = 0;
-  for (const WorkloadCollective& c : p.layer)
-    if (c.dim == ParallelDim::kCp && c.phase == phase && c.op == op) b += c.size.si() * c.count;
-  return b;
 }
 
 bool SameCollectives(const CommPlan& a, const CommPlan& b) {
@@ -72,7 +52,7 @@ TEST_CASE("cost_model: a2a+p2p moves the all-to-alls over its group and the ring
   const SoftwareStack s = LoadSoftwareStack("megatron-core");
   const double T = 4096, q = 4096, g = 1024;
   const double kv = T * 2 * g * 2, qb = T * q * 2;   // this rank's K,V and Q (bf16)
-  const CommPlan p = BuildCommPlan(Hier(8, 2), s, Inputs(T, q, g));
+  const CommPlan p = BuildCommPlan(Hier(8, 2), s, CpInputs(T, q, g));
   for (CommPhase phase : {CommPhase::kForward, CommPhase::kBackward}) {
     CHECK(CpBytes(p, phase, CollectiveOp::kAllToAll) == 2 * qb + kv);
   }
@@ -104,10 +84,10 @@ TEST_CASE("cost_model: a2a+p2p with an all-to-all group of 1 is the ring, of cp 
   const SoftwareStack s = LoadSoftwareStack("megatron-core");
   for (int cp : {2, 4, 16}) {
     INFO("cp=" << cp);
-    CHECK(SameCollectives(BuildCommPlan(Hier(cp, 1), s, Inputs(4096, 4096, 1024)),
-                          BuildCommPlan(Plain(cp, CpComm::kP2p), s, Inputs(4096, 4096, 1024))));
-    CHECK(SameCollectives(BuildCommPlan(Hier(cp, cp), s, Inputs(4096, 4096, 1024)),
-                          BuildCommPlan(Plain(cp, CpComm::kA2a), s, Inputs(4096, 4096, 1024))));
+    CHECK(SameCollectives(BuildCommPlan(Hier(cp, 1), s, CpInputs(4096, 4096, 1024)),
+                          BuildCommPlan(CpConfig(cp, CpComm::kP2p), s, CpInputs(4096, 4096, 1024))));
+    CHECK(SameCollectives(BuildCommPlan(Hier(cp, cp), s, CpInputs(4096, 4096, 1024)),
+                          BuildCommPlan(CpConfig(cp, CpComm::kA2a), s, CpInputs(4096, 4096, 1024))));
   }
   // The whole step on two nodes (the ring and the all-to-all cross them).
   const ClusterSpec nodes = testing::Dgx(testing::H100(), 2);
@@ -172,9 +152,9 @@ TEST_CASE("cost_model: a2a+p2p's attention kernels see the all-to-all group's sh
   const SoftwareStack s = LoadSoftwareStack("megatron-core");
   const LayerCostModel lcm = MakeLayerCostModel(testing::Llama2_7b(), testing::NominalH100Rates(), s, 65536);
   const double T = 65536.0 / 16;
-  const double ring = TransformerLayerCost(lcm, Plain(16, CpComm::kP2p), T).fwd.attention;
+  const double ring = TransformerLayerCost(lcm, CpConfig(16, CpComm::kP2p), T).fwd.attention;
   const double hier = TransformerLayerCost(lcm, Hier(16, 4), T).fwd.attention;
-  const double a2a = TransformerLayerCost(lcm, Plain(16, CpComm::kA2a), T).fwd.attention;
+  const double a2a = TransformerLayerCost(lcm, CpConfig(16, CpComm::kA2a), T).fwd.attention;
   CHECK(a2a <= hier);
   CHECK(hier <= ring);
   CHECK(a2a < ring);

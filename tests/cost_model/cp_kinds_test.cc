@@ -9,32 +9,19 @@
 #include "cost_model/comm_plan.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/layer_cost.h"
+#include "cp_plan_util.h"
 #include "report_dimensions.h"
 #include "test_specs.h"
 
 using namespace parasim;
+using parasim::testing::CpBytes;
+using parasim::testing::CpConfig;
+using parasim::testing::CpInputs;
 using parasim::testing::DimExposed;
 using parasim::testing::DimTotal;
 using Catch::Matchers::WithinRel;
 
 namespace {
-
-CommPlanInputs Inputs(double tokens, double query_width, double kv_width) {
-  CommPlanInputs in;
-  in.tokens = tokens;
-  in.hidden = query_width;
-  in.query_width = query_width;
-  in.kv_width = kv_width;
-  return in;
-}
-
-// Bytes of the layer's CP collectives in `phase`, each issue counted.
-double CpBytes(const CommPlan& p, CommPhase phase) {
-  double b = 0;
-  for (const WorkloadCollective& c : p.layer)
-    if (c.dim == ParallelDim::kCp && c.phase == phase) b += c.size.si() * c.count;
-  return b;
-}
 
 // Bytes one rank sends in `phase`: a ring step sends its block, an all-to-all
 // (cp−1)/cp of its buffer, an all-gather (cp−1)/cp of its output, a
@@ -49,14 +36,6 @@ double CpSentBytes(const CommPlan& p, CommPhase phase, int cp) {
   return b;
 }
 
-ParallelConfig Cp(int cp, CpComm kind, int tp = 1) {
-  ParallelConfig c;
-  c.cp = cp;
-  c.tp = tp;
-  c.cp_comm = kind;
-  return c;
-}
-
 }  // namespace
 
 TEST_CASE("cost_model: CP kinds move their closed-form volumes", "[cost_model][cp]") {
@@ -65,11 +44,11 @@ TEST_CASE("cost_model: CP kinds move their closed-form volumes", "[cost_model][c
   const double kv = T * 2 * g * 2, qb = T * q * 2;   // this rank's K,V and Q (bf16)
   for (int cp : {2, 4, 8}) {
     INFO("cp=" << cp);
-    const CommPlan ring = BuildCommPlan(Cp(cp, CpComm::kP2p), s, Inputs(T, q, g));
+    const CommPlan ring = BuildCommPlan(CpConfig(cp, CpComm::kP2p), s, CpInputs(T, q, g));
     CHECK(CpBytes(ring, CommPhase::kForward) == (cp - 1) * kv);
     CHECK(CpBytes(ring, CommPhase::kBackward) == 2 * (cp - 1) * kv);
     // Ulysses: q and the output, k and v, each all-to-all'd once per direction.
-    const CommPlan a2a = BuildCommPlan(Cp(cp, CpComm::kA2a), s, Inputs(T, q, g));
+    const CommPlan a2a = BuildCommPlan(CpConfig(cp, CpComm::kA2a), s, CpInputs(T, q, g));
     CHECK(CpBytes(a2a, CommPhase::kForward) == 2 * qb + kv);
     CHECK(CpBytes(a2a, CommPhase::kBackward) == 2 * qb + kv);
     int a2a_ops = 0;
@@ -77,7 +56,7 @@ TEST_CASE("cost_model: CP kinds move their closed-form volumes", "[cost_model][c
       if (c.phase == CommPhase::kForward) a2a_ops += c.count;
     CHECK(a2a_ops == 4);
     // All-gather: the sequence's K,V forward; again, and dK,dV reduce-scattered, backward.
-    const CommPlan ag = BuildCommPlan(Cp(cp, CpComm::kAllGather), s, Inputs(T, q, g));
+    const CommPlan ag = BuildCommPlan(CpConfig(cp, CpComm::kAllGather), s, CpInputs(T, q, g));
     CHECK(CpBytes(ag, CommPhase::kForward) == cp * kv);
     CHECK(CpBytes(ag, CommPhase::kBackward) == 2 * cp * kv);
     for (const WorkloadCollective& c : a2a.layer) CHECK(c.blocking);
@@ -93,14 +72,14 @@ TEST_CASE("cost_model: a2a sends less than the ring exactly when cp·KV > 2Q + K
   const double T = 4096;
   for (int cp : {2, 4, 8, 16}) {
     INFO("cp=" << cp);
-    const double mha_ring = CpSentBytes(BuildCommPlan(Cp(cp, CpComm::kP2p), s, Inputs(T, 4096, 4096)),
+    const double mha_ring = CpSentBytes(BuildCommPlan(CpConfig(cp, CpComm::kP2p), s, CpInputs(T, 4096, 4096)),
                                         CommPhase::kForward, cp);
-    const double mha_a2a = CpSentBytes(BuildCommPlan(Cp(cp, CpComm::kA2a), s, Inputs(T, 4096, 4096)),
+    const double mha_a2a = CpSentBytes(BuildCommPlan(CpConfig(cp, CpComm::kA2a), s, CpInputs(T, 4096, 4096)),
                                        CommPhase::kForward, cp);
     CHECK_THAT(mha_ring / mha_a2a, WithinRel(cp / 2.0, 1e-12));
-    const double gqa_ring = CpSentBytes(BuildCommPlan(Cp(cp, CpComm::kP2p), s, Inputs(T, 4096, 512)),
+    const double gqa_ring = CpSentBytes(BuildCommPlan(CpConfig(cp, CpComm::kP2p), s, CpInputs(T, 4096, 512)),
                                         CommPhase::kForward, cp);
-    const double gqa_a2a = CpSentBytes(BuildCommPlan(Cp(cp, CpComm::kA2a), s, Inputs(T, 4096, 512)),
+    const double gqa_a2a = CpSentBytes(BuildCommPlan(CpConfig(cp, CpComm::kA2a), s, CpInputs(T, 4096, 512)),
                                        CommPhase::kForward, cp);
     CHECK_THAT(gqa_ring / gqa_a2a, WithinRel(cp / 9.0, 1e-12));
   }
@@ -136,7 +115,7 @@ TEST_CASE("cost_model: CP group traffic grows with cp for every kind; attention 
     INFO(ToString(kind));
     double previous = 0;
     for (int cp : {2, 4, 8, 16}) {
-      const CommPlan p = BuildCommPlan(Cp(cp, kind), s, Inputs(S / cp, 4096, 1024));
+      const CommPlan p = BuildCommPlan(CpConfig(cp, kind), s, CpInputs(S / cp, 4096, 1024));
       const double group = cp * (CpSentBytes(p, CommPhase::kForward, cp) + CpSentBytes(p, CommPhase::kBackward, cp));
       CHECK(group > previous);
       previous = group;
@@ -148,7 +127,7 @@ TEST_CASE("cost_model: CP group traffic grows with cp for every kind; attention 
     INFO(ToString(kind));
     double previous = 1e300;
     for (int cp : {2, 4, 8}) {
-      const UnitCost u = TransformerLayerCost(lcm, Cp(cp, kind), 65536.0 / cp);
+      const UnitCost u = TransformerLayerCost(lcm, CpConfig(cp, kind), 65536.0 / cp);
       CHECK(u.fwd.attention < previous);
       previous = u.fwd.attention;
     }

@@ -6,6 +6,7 @@
 #include "core/job_spec.h"
 #include "core/loaders.h"
 #include "core/model_spec.h"
+#include "cost_model/evaluator.h"
 #include "planner/scaling.h"
 
 namespace parasim::testing {
@@ -18,6 +19,7 @@ struct Llama7bOn64H100 {
     job.global_batch = 128;
     job.seq_len = 4096;
   }
+  AnalyticalEvaluator Evaluator() const { return AnalyticalEvaluator(model, cluster, job); }
 };
 
 }  // namespace parasim::testing

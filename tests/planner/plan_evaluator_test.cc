@@ -29,7 +29,7 @@ using Case = parasim::testing::Llama7bOn64H100;
 // The plan with its explanation and launch settings: what `plan --explain
 // --emit megatron` reports.
 std::string PlanText(const Case& c, int threads, Objective objective = Objective::kTokensPerJoule) {
-  const AnalyticalEvaluator evaluator(c.model, c.cluster, c.job);
+  const AnalyticalEvaluator evaluator = c.Evaluator();
   PlanOptions o;
   o.threads = threads;
   o.top_k = 8;
@@ -53,7 +53,7 @@ TEST_CASE("planner: the plan is byte-identical for any thread count", "[planner]
 
 TEST_CASE("planner: the whole space never loses to the paper's space", "[planner]") {
   const Case c;
-  const AnalyticalEvaluator evaluator(c.model, c.cluster, c.job);
+  const AnalyticalEvaluator evaluator = c.Evaluator();
   PlanOptions o;
   o.objective.objective = Objective::kThroughput;
   o.top_k = 1;
@@ -125,11 +125,10 @@ TEST_CASE("planner: memory implication never changes the result", "[planner]") {
 }
 
 TEST_CASE("planner: what-if grids re-plan at every point", "[planner]") {
-  const ModelSpec model = LoadModel("llama2-7b");
-  const ClusterSpec cluster = ResizeCluster(LoadCluster("dgx-h100"), 64);
-  JobSpec job;
-  job.global_batch = 128;
-  job.seq_len = 4096;
+  const Case c;
+  const ModelSpec& model = c.model;
+  const ClusterSpec& cluster = c.cluster;
+  const JobSpec& job = c.job;
   PlanOptions o;
   o.threads = 2;
   o.objective.objective = Objective::kThroughput;

@@ -7,9 +7,12 @@
 #include "planner/scaling.h"
 #include "planner/study.h"
 #include "planner/whatif.h"
+#include "tests/planner/llama7b_64_h100.h"
+#include "tests/planner/test_specs.h"
 
 using namespace parasim;
 using namespace parasim::planner;
+using parasim::planner::testing::Job;
 
 namespace {
 
@@ -18,13 +21,6 @@ PlanOptions Throughput() {
   o.threads = 2;
   o.objective.objective = Objective::kThroughput;
   return o;
-}
-
-JobSpec Job(int64_t batch, int64_t seq) {
-  JobSpec j;
-  j.global_batch = batch;
-  j.seq_len = seq;
-  return j;
 }
 
 std::vector<double> Throughputs(const std::vector<WhatifPoint>& points) {
@@ -60,9 +56,10 @@ TEST_CASE("whatif: multipliers scale the base value; linked keys move together",
 }
 
 TEST_CASE("whatif: every fabric and GPU kind of key re-plans, and faster never hurts", "[planner][whatif]") {
-  const ModelSpec model = LoadModel("llama2-7b");
-  const ClusterSpec cluster = ResizeCluster(LoadCluster("dgx-h100"), 64);
-  const JobSpec job = Job(128, 4096);
+  const parasim::testing::Llama7bOn64H100 c;
+  const ModelSpec& model = c.model;
+  const ClusterSpec& cluster = c.cluster;
+  const JobSpec& job = c.job;
   // Each list goes from worse to better hardware: the best plan's throughput never falls.
   for (const char* line : {"inter_node.nic_bandwidth=100Gb/s,x1,x2", "inter_node.nics_per_node=2,4,8",
                            "inter_node.oversubscription=4,2,1", "gpu.hbm_bandwidth=x0.5,x1,x1.5",
@@ -119,8 +116,9 @@ TEST_CASE("power cap: the clock falls as the cube root of the dynamic power", "[
   CHECK_THROWS_WITH(ApplyPowerCap(h100, Watts(idle), "cap"), Catch::Contains("idle"));
   CHECK_THROWS_WITH(ApplyPowerCap(h100, Watts(tdp + 1), "cap"), Catch::Contains("rated"));
   // A lower cap never raises the best plan's throughput.
+  const parasim::testing::Llama7bOn64H100 llama;
   const std::vector<double> t =
-      Throughputs(RunWhatif(LoadModel("llama2-7b"), ResizeCluster(LoadCluster("dgx-h100"), 64), Job(128, 4096),
+      Throughputs(RunWhatif(llama.model, llama.cluster, llama.job,
                             {ParseVariation("gpu.power_cap=700W,550W,x0.6,300W")}, Throughput()));
   for (size_t k = 1; k < t.size(); ++k) CHECK(t[k] <= t[k - 1] * (1 + 1e-9));
   CHECK(t.back() < t.front());
