@@ -30,18 +30,7 @@ std::vector<std::string> TierABlocks() {
 }  // namespace
 
 TEST_CASE("tier A reports equal the golden file byte for byte", "[golden]") {
-  const std::vector<std::string> got = TierABlocks();
-  if (GoldenWriteMode()) {
-    WriteGoldenFile(kGoldenPath, got);
-    WARN("wrote " << kGoldenPath);
-    return;
-  }
-  const std::vector<std::string> want = GoldenBlocks(ReadGoldenFile(kGoldenPath));
-  REQUIRE(want.size() == got.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("case " << i);
-    CHECK(got[i] == want[i]);
-  }
+  CheckOrWriteGolden(kGoldenPath, TierABlocks());
 }
 
 TEST_CASE("golden cases cover feasible, memory-infeasible and malformed configs", "[golden]") {

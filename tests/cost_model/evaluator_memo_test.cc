@@ -5,59 +5,18 @@
 // configs in two orders, and on two threads at once.
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cost_model/evaluator.h"
+#include "report_golden.h"
 #include "test_specs.h"
 
 using namespace parasim;
 
 namespace {
-
-void Field(std::string& out, const char* name, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, " %s=%a", name, x);
-  out += buf;
-}
-
-// Every field of a report, doubles as exact hex.
-std::string Bits(const Report& r) {
-  std::string o = r.config.ToString() + " m=" + std::to_string(r.num_micro_batches) +
-                  " feasible=" + (r.feasible ? "1" : "0") + " why=" + r.infeasible_reason;
-  Field(o, "step", r.step_time.si());
-  Field(o, "tps", r.tokens_per_s);
-  Field(o, "tpsg", r.tokens_per_s_per_gpu);
-  Field(o, "mfu", r.mfu);
-  Field(o, "hfu", r.hfu);
-  Field(o, "tf", r.tflops_per_gpu);
-  Field(o, "htf", r.hardware_tflops_per_gpu);
-  Field(o, "compute", r.compute.si());
-  Field(o, "comm", r.comm.si());
-  Field(o, "exposed", r.exposed_comm.si());
-  Field(o, "exposed_frac", r.exposed_comm_fraction);
-  Field(o, "bubble", r.bubble.si());
-  Field(o, "mem", r.memory_per_gpu.si());
-  Field(o, "power", r.power_per_gpu.si());
-  Field(o, "energy", r.energy_per_step.si());
-  Field(o, "tpj", r.tokens_per_joule);
-  Field(o, "comm_j", r.exposed_comm_energy_per_token.si());
-  for (const auto& e : r.by_op) {
-    o += " " + e.name;
-    Field(o, "t", e.total.si());
-    Field(o, "x", e.exposed.si());
-  }
-  for (const auto& e : r.by_dimension) {
-    o += " " + e.name;
-    Field(o, "t", e.total.si());
-    Field(o, "x", e.exposed.si());
-  }
-  for (const auto& [name, bytes] : r.memory_breakdown_bytes) Field(o, name.c_str(), bytes);
-  return o;
-}
 
 struct Setup {
   ModelSpec model;
@@ -126,17 +85,17 @@ TEST_CASE("cost_model: memoized evaluation equals a cold evaluation, in any orde
     const std::vector<ParallelConfig> configs = Configs(s.cluster.TotalGpus(), 7);
     std::vector<std::string> cold;
     for (const ParallelConfig& c : configs) {
-      cold.push_back(Bits(AnalyticalEvaluator(s.model, s.cluster, s.job).Evaluate(c)));
+      cold.push_back(testing::GoldenText(AnalyticalEvaluator(s.model, s.cluster, s.job).Evaluate(c)));
     }
     const AnalyticalEvaluator warm(s.model, s.cluster, s.job);
     int feasible = 0;
     for (size_t i = 0; i < configs.size(); ++i) {
       const Report r = warm.Evaluate(configs[i]);
       feasible += r.feasible ? 1 : 0;
-      REQUIRE(Bits(r) == cold[i]);
+      REQUIRE(testing::GoldenText(r) == cold[i]);
     }
     CHECK(feasible > 20);   // the sample reaches the model, not only the rules
-    for (size_t i = configs.size(); i-- > 0;) REQUIRE(Bits(warm.Evaluate(configs[i])) == cold[i]);
+    for (size_t i = configs.size(); i-- > 0;) REQUIRE(testing::GoldenText(warm.Evaluate(configs[i])) == cold[i]);
   }
 }
 
@@ -145,13 +104,13 @@ TEST_CASE("cost_model: per-thread memos give the same reports on concurrent thre
   const std::vector<ParallelConfig> configs = Configs(s.cluster.TotalGpus(), 11);
   const AnalyticalEvaluator ev(s.model, s.cluster, s.job);
   std::vector<std::string> sequential;
-  for (const ParallelConfig& c : configs) sequential.push_back(Bits(ev.Evaluate(c)));
+  for (const ParallelConfig& c : configs) sequential.push_back(testing::GoldenText(ev.Evaluate(c)));
   std::vector<std::string> forward(configs.size()), backward(configs.size());
   std::thread a([&] {
-    for (size_t i = 0; i < configs.size(); ++i) forward[i] = Bits(ev.Evaluate(configs[i]));
+    for (size_t i = 0; i < configs.size(); ++i) forward[i] = testing::GoldenText(ev.Evaluate(configs[i]));
   });
   std::thread b([&] {
-    for (size_t i = configs.size(); i-- > 0;) backward[i] = Bits(ev.Evaluate(configs[i]));
+    for (size_t i = configs.size(); i-- > 0;) backward[i] = testing::GoldenText(ev.Evaluate(configs[i]));
   });
   a.join();
   b.join();

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "core/loaders.h"
 #include "cost_model/report.h"
 
@@ -209,6 +211,22 @@ inline void WriteGoldenFile(const std::string& path, const std::vector<std::stri
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << "# Golden reports (tests/cost_model/report_golden.h): regenerate with PARASIM_WRITE_GOLDEN=1.\n";
   for (const std::string& b : blocks) out << b;
+}
+
+// The golden test's body: `got` equals the file at `path` block by block, or,
+// in write mode, becomes it.
+inline void CheckOrWriteGolden(const std::string& path, const std::vector<std::string>& got) {
+  if (GoldenWriteMode()) {
+    WriteGoldenFile(path, got);
+    WARN("wrote " << path);
+    return;
+  }
+  const std::vector<std::string> want = GoldenBlocks(ReadGoldenFile(path));
+  REQUIRE(want.size() == got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("case " << i);
+    CHECK(got[i] == want[i]);
+  }
 }
 
 }  // namespace parasim::testing

@@ -83,16 +83,5 @@ std::vector<std::string> TierBBlocks() {
 }  // namespace
 
 TEST_CASE("tier B reports equal the golden file byte for byte", "[golden]") {
-  const std::vector<std::string> got = TierBBlocks();
-  if (GoldenWriteMode()) {
-    WriteGoldenFile(kGoldenPath, got);
-    WARN("wrote " << kGoldenPath);
-    return;
-  }
-  const std::vector<std::string> want = GoldenBlocks(ReadGoldenFile(kGoldenPath));
-  REQUIRE(want.size() == got.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("case " << i);
-    CHECK(got[i] == want[i]);
-  }
+  CheckOrWriteGolden(kGoldenPath, TierBBlocks());
 }
