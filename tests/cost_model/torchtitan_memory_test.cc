@@ -11,11 +11,20 @@
 #include "cost_model/evaluator.h"
 #include "cost_model/memory.h"
 #include "cost_model/software_stack.h"
+#include "test_specs.h"
 
 using namespace parasim;
 using Catch::Matchers::WithinRel;
 
 namespace {
+
+// A torchtitan job: `global_batch` sequences of 8192 tokens.
+JobSpec TitanJob(int64_t global_batch, Precision precision = Precision::kBf16) {
+  JobSpec job = testing::Job(global_batch, 8192);
+  job.stack = "torchtitan";
+  job.precision = precision;
+  return job;
+}
 
 double Part(const Report& r, const std::string& name) {
   for (const auto& [n, bytes] : r.memory_breakdown_bytes)
@@ -122,10 +131,7 @@ TEST_CASE("cost_model: a pipelined torchtitan stage holds fp32 gradients and flo
   const ModelSpec model = LoadModel("llama3-8b");
   const SoftwareStack stack = LoadSoftwareStack("torchtitan");
   const ClusterSpec cluster = LoadCluster("dgx-h100", 4);
-  JobSpec job;
-  job.global_batch = 32;
-  job.seq_len = 8192;
-  job.stack = stack.name;
+  JobSpec job = TitanJob(32);
   const ParallelConfig c = ParseParallelConfig("dp=4,tp=1,pp=8,mbs=1,sharding=zero3,recompute=full,schedule=1f1b");
   const Report bf16 = AnalyticalEvaluator(model, cluster, job, stack).Evaluate(c);
   job.precision = Precision::kFp8;
@@ -184,10 +190,7 @@ TEST_CASE("cost_model: a vocab-parallel peak that includes the logits adds no he
   // micro-batch's bf16 logits shard more (× fragmentation), the other stage none.
   const ModelSpec model = LoadModel("llama3-8b");
   const ClusterSpec cluster = LoadCluster("dgx-h100", 2);
-  JobSpec job;
-  job.global_batch = 8;
-  job.seq_len = 8192;
-  job.stack = s.name;
+  const JobSpec job = TitanJob(8);
   const ParallelConfig c = ParseParallelConfig("dp=1,tp=8,pp=2,mbs=1,sharding=zero3,recompute=full,sp=on");
   const Report excl = AnalyticalEvaluator(model, cluster, job, s).Evaluate(c);
   const Report incl = AnalyticalEvaluator(model, cluster, job, includes).Evaluate(c);
@@ -210,11 +213,7 @@ TEST_CASE("cost_model: torchtitan's TP head saves its all-gathered input on the 
   // The 70B 2D run (Table 4): the loss part grows by both terms, × fragmentation.
   const ModelSpec model = LoadModel("llama3-70b");
   const ClusterSpec cluster = LoadCluster("dgx-h100", 32);
-  JobSpec job;
-  job.global_batch = 32 * 16;
-  job.seq_len = 8192;
-  job.stack = s.name;
-  job.precision = Precision::kFp8;
+  const JobSpec job = TitanJob(32 * 16, Precision::kFp8);
   const ParallelConfig c = ParseParallelConfig("dp=32,tp=8,mbs=16,sharding=zero3,recompute=full,sp=on");
   SoftwareStack before = s;
   before.vocab_parallel_logits_bytes_per_element = 0;
