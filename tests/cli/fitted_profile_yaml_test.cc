@@ -1,4 +1,5 @@
-// Fitted profiles as values, written by cli/output's YAML writer, read back
+// Fitted profiles and stack files as values, written by the one YAML writer
+// (facade/value_writers.h, through cli/output/writers.h), read back
 // through the loaders every command uses: bit for bit (dimensioned values at
 // %.17g, other numbers in their shortest exact form).
 #include <unistd.h>
