@@ -167,6 +167,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.expert_shard_group = cs.expert_shard;
     mi.prefetch = c.prefetch;
     mi.pipelined = cs.pp > 1;
+    mi.device_bytes = d.capacity;
     mi.params.dense = params.dense;
     mi.params.expert = params.expert;
     mi.params.layers = L;

@@ -156,7 +156,8 @@ void PersistentStates(const SoftwareStack& s, const MemoryInputs& in, MemoryEsti
   switch (in.sharding) {
     case ShardingMode::kDdp:
       e.weights = local * (s.param_bytes_at_rest + copy);
-      e.grads = local * s.grad_bytes;
+      // The DDP wrapper's buckets exist only where there is a group to reduce over.
+      e.grads = local * (s.grad_bytes + (in.shard_group > 1 ? s.ddp_bucket_bytes : 0.0));
       e.optimizer = local * s.optimizer_bytes;
       return;
     case ShardingMode::kZero1:
@@ -275,9 +276,31 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   } else {
     e.optimizer_temporaries = ph.optimizer;
   }
+  // ZeRO-1's post-step parameter all-gather (stack.zero1_gather_flat_bytes):
+  // flat buffers of the stage's bf16 weights, allocated after backward. The
+  // caching allocator serves a request from a cached block at least as large
+  // (blocks never span segments); the activations' largest block is the
+  // loss's fp32 logits where the stage computes the loss, else one layer's
+  // tensor, far smaller. A buffer no cached block holds adds a segment: the
+  // reserved pool grows past the forward/backward peak by it.
+  double step_segments = 0;
+  if (in.sharding == ShardingMode::kZero1 && in.shard_group > 1 && s.zero1_gather_flat_bytes > 0) {
+    const double buffer = local * bf16;   // one flat copy of the stage's weights
+    const double largest_cached = s.logits_bytes_per_element > 0 ? in.logits_bytes / s.logits_bytes_per_element * 4 : 0;
+    if (buffer > largest_cached) step_segments = local * s.zero1_gather_flat_bytes + sharded * bf16;
+  }
   e.reserve = s.reserve_bytes;
   e.context = s.cuda_context_bytes;
-  e.total = e.weights + e.grads + e.optimizer + peak + e.reserve + e.context;
+  const double persistent = e.weights + e.grads + e.optimizer + e.reserve + e.context;
+  e.total = persistent + peak + step_segments;
+  if (step_segments > 0 && in.device_bytes > 0 && e.total > in.device_bytes) {
+    // A cudaMalloc that fails makes the allocator release its cached free
+    // blocks and retry: the pool stops at the GPU's memory, unless the
+    // buffers beside the persistent states alone need more (a real OOM).
+    e.total = std::max({in.device_bytes, persistent + step_segments, persistent + peak});
+    step_segments = e.total - persistent - peak;
+  }
+  e.optimizer_temporaries += step_segments;
   return e;
 }
 

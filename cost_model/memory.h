@@ -157,6 +157,10 @@ struct MemoryInputs {
   // compute_param_bytes.
   double gathered_stage_bytes = 0;
   double gathered_unit_bytes = 0;
+  // The GPU's memory (0: unknown). Where added segments would pass it, the
+  // caching allocator frees its cached blocks and retries: the reserved pool
+  // stops there (EstimateMemory, zero1_gather_flat_bytes).
+  double device_bytes = 0;
 };
 
 // Transient bytes (allocated, before the allocator's fragmentation) of each

@@ -46,11 +46,19 @@ NanotronStageSplit NanotronBalancedStageLayers(const ModelSpec& model, int pp) {
     const double threshold = static_cast<double>(total) * (static_cast<double>(rank + 1) / pp);
     if (static_cast<double>(cumulative) > threshold && rank + 1 < pp) ++rank;
   }
+  // An empty stage takes the last layer of the nearest earlier stage that
+  // has more than one (its boundary moves back one block), so the stages
+  // before it keep nanotron's split: stage 0, which holds the most
+  // micro-batches under 1F1B, stays as nanotron builds it.
   for (int s = 0; s < pp; ++s) {
     if (out.layers[s] > 0) continue;
-    auto largest = std::max_element(out.layers.begin(), out.layers.end());
-    if (*largest <= 1) break;   // pp > num_layers: nothing to move (Validate rejects it)
-    --*largest;
+    int donor = s - 1;
+    while (donor >= 0 && out.layers[donor] <= 1) --donor;
+    if (donor < 0) {
+      donor = static_cast<int>(std::max_element(out.layers.begin(), out.layers.end()) - out.layers.begin());
+      if (out.layers[donor] <= 1) break;   // pp > num_layers: nothing to move (Validate rejects it)
+    }
+    --out.layers[donor];
     out.layers[s] = 1;
     ++out.clamped_stages;
   }

@@ -28,8 +28,9 @@ struct NanotronStageSplit {
 
 // A stage of parasim holds at least one decoder layer; where nanotron's rule
 // leaves a rank none (its LM head alone, or a rank never reached), that
-// stage gets one layer taken from the first largest stage (clamped_stages
-// counts them). pp >= 1, pp <= num_layers.
+// stage gets the last layer of the nearest earlier stage holding more than
+// one (clamped_stages counts them), so the stages before keep nanotron's
+// split. pp >= 1, pp <= num_layers.
 NanotronStageSplit NanotronBalancedStageLayers(const ModelSpec& model, int pp);
 
 }  // namespace parasim

@@ -689,6 +689,26 @@ SoftwareStack Nanotron() {
   // eager, 2.5 passes of copy_bytes' 4 B.
   s.copy_passes_forward = 0;
   s.copy_passes_backward = 10.0 / 4.0 * kEagerMemoryBoundMeasured;
+  // ZeRO-0 over dp > 1 wraps the model in torch DistributedDataParallel
+  // (a756526 src/nanotron/trainer.py _init_model: make_ddp = dp > 1 and not
+  // (accumulate_grad_in_fp32 and zero_stage > 0); bucket_cap_mb 25), whose
+  // Reducer allocates every bucket's flat gradient tensor in the parameter
+  // dtype when it is built and keeps it (pytorch/pytorch torch/csrc/
+  // distributed/c10d/reducer.cpp, Reducer::initialize_buckets: bf16, 2 B per
+  // parameter) beside the fp32 accumulator; the bf16 .grad itself is dropped
+  // after each backward (gradient_accumulator.py _accumulate_grad). ZeRO-1
+  // runs without DDP.
+  s.ddp_bucket_bytes = 2;
+  // ZeRO-1 (no DDP) all-gathers the updated bf16 shards after every step
+  // (src/nanotron/optim/zero.py ZeroDistributedOptimizer._all_gather_params
+  // -> src/nanotron/distributed.py all_gather_coalesced): the input shard and
+  // each rank's output list are flattened (torch._utils._flatten_dense_tensors:
+  // a full bf16 copy of the stage's weights), and torch.distributed.all_gather
+  // with a list output stages the result in one more flat tensor
+  // (pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp
+  // allgather: outputFlattened = newLikeFlat(outputTensors_)): 2 + 2 bytes
+  // per local parameter.
+  s.zero1_gather_flat_bytes = 4;
   // Optimizer step: torch.optim.AdamW(fused=True) on the fp32 master
   // (config_tiny_llama_bench.yaml torch_adam_is_fused; read p, g, m, v, write
   // p, m, v = 28 B), the grad-buffer zero_() (w4), and eager per-parameter

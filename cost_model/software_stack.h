@@ -88,6 +88,19 @@ struct SoftwareStack {
   double optimizer_temp_bytes = 0;     // per updated parameter: optimizer-step temporaries (foreach sqrt: 4)
   double grad_bucket_elements = 0;     // gradient bucket (elements); 0 = one layer / FSDP unit
   bool flatten_grad_buckets = false;   // ddp/zero1: a flat copy of a bucket is made to reduce it (DeepSpeed)
+  // ddp over more than one data-parallel rank: bytes per local parameter the
+  // data-parallel wrapper holds for the whole run beside the gradient the
+  // optimizer reads (torch DistributedDataParallel's flat bucket buffers, in
+  // the parameter dtype, where the framework keeps its own gradient buffer).
+  double ddp_bucket_bytes = 0;
+  // zero1 over more than one rank: bytes per local parameter of the flat
+  // buffers the post-step parameter all-gather allocates (nanotron: its
+  // flattened output lists and torch's all_gather staging copy, 2 + 2 in
+  // bf16; the flattened own shard, compute_param_bytes per sharded parameter,
+  // comes with them). Allocated after backward, when the activations' blocks
+  // are cached but each far smaller: the caching allocator adds segments, so
+  // they sit on top of the forward/backward peak in the reserved pool (memory.h).
+  double zero1_gather_flat_bytes = 0;
   double live_param_elements = 0;      // zero3: cap on gathered parameters (stage3_max_live_parameters); 0 none
   double loss_chunk_tokens = 0;        // fused linear-CE: tokens whose logits exist at once; 0 = micro-batch
   // Earlier micro-batches whose last-stage output (the logits, activation

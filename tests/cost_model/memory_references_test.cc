@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "core/statistics.h"
 #include "cost_model/software_stack.h"
 #include "tests/cost_model/collective_test_util.h"
+#include "tests/cost_model/nanotron_sweep.h"
 #include "tests/cost_model/sailor_models.h"
 
 using namespace parasim;
@@ -361,6 +364,96 @@ TEST_CASE("cost_model: memory against Megatron-LM report_memory peaks from publi
   CHECK(worst <= kRecordedWorst + 0.02);
 }
 
+namespace {
+
+// The Ultra-Scale Playbook's nanotron sweep (tests/data/
+// throughput_hf_ultrascale_nanotron_h100.csv, priced as
+// tests/cost_model/nanotron_sweep.h maps each run): peak_mem_gb is
+// global rank 0's torch.cuda.max_memory_reserved() / 2^30 after step 3
+// (nanotron a756526 helpers.py create_table_log "Mem Res (GB)"; the CSV
+// header says how), so the prediction is pipeline stage 0's estimate less
+// the stack's reserve and CUDA context. Runs with more pipeline stages than
+// layers (not expressible) are reported, not scored.
+struct NanotronMemoryRow {
+  testing::NanotronRun run;
+  bool expressible = false;
+  bool fits = false;   // the estimate fits the GPU (every run here trained on 80 GB)
+  MemoryRow row;
+};
+
+std::vector<NanotronMemoryRow> PredictNanotronSweepRuns() {
+  const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
+  std::vector<NanotronMemoryRow> out;
+  for (const testing::NanotronRun& run : testing::ReadNanotronSweep()) {
+    const Report rep = testing::EvaluateNanotronRun(run, stack);
+    char name[160];
+    std::snprintf(name, sizeof name, "%s kv%d n%d dp%d tp%d pp%d mbs%d zero%d", run.model.c_str(), run.kv_heads,
+                  run.nodes, run.dp, run.tp, run.pp, run.mbs, run.zero);
+    NanotronMemoryRow r{run, !rep.memory_bytes_per_stage.empty(), rep.feasible, {}};
+    r.row.run = name;
+    r.row.suspect = run.suspect || !r.expressible;
+    r.row.measured = run.peak_mem_gib * (1 << 30);
+    r.row.predicted = r.expressible ? ReservedPool(rep, rep.memory_bytes_per_stage.front()) : 0;
+    r.row.breakdown = BreakdownText(rep) + " (peak stage " + std::to_string(rep.memory_peak_stage) + ")";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Signed median error, median and worst |error| of a group, as accuracy.md's tables print them.
+void PrintNanotronGroups(const char* title, const std::map<std::string, std::vector<double>>& groups) {
+  std::printf("%s\n| group | runs | median error | median abs error | worst abs error |\n", title);
+  for (const auto& [group, errors] : groups) {
+    std::vector<double> abs_errors;
+    for (double e : errors) abs_errors.push_back(std::fabs(e));
+    std::printf("| %s | %zu | %+.1f%% | %.1f%% | %.1f%% |\n", group.c_str(), errors.size(), 100 * Median(errors),
+                100 * Median(abs_errors), 100 * Worst(abs_errors));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cost_model: memory against the nanotron sweep's measured reserved peaks", "[cost_model][memory]") {
+  const std::vector<NanotronMemoryRow> rows = PredictNanotronSweepRuns();
+  REQUIRE(rows.size() == 1758);
+  std::vector<double> abs_errors;
+  std::map<std::string, std::map<std::string, std::vector<double>>> groups;
+  int over_capacity = 0;
+  for (const NanotronMemoryRow& r : rows) {
+    if (std::getenv("PARASIM_PRINT_MEMORY_ROWS"))
+      std::printf("row | %s | %.2f | %.2f | %+.1f%%%s |%s\n", r.row.run.c_str(), r.row.predicted / (1 << 30),
+                  r.row.measured / (1 << 30), 100 * r.row.Error(), r.row.suspect ? " (not scored)" : "",
+                  r.row.breakdown.c_str());
+    if (r.row.suspect) continue;
+    INFO(r.row.run);
+    REQUIRE(std::isfinite(r.row.Error()));
+    const double error = r.row.Error();
+    abs_errors.push_back(std::fabs(error));
+    if (!r.fits) ++over_capacity;   // every scored run trained on 80 GB: scored as an error, not skipped
+    const auto bucket = [](int v) { return v >= 16 ? std::string(">=16") : "=" + std::to_string(v); };
+    groups["by mbs"]["mbs" + bucket(r.run.mbs)].push_back(error);
+    groups["by tp"]["tp" + bucket(r.run.tp)].push_back(error);
+    groups["by pp"]["pp" + bucket(r.run.pp)].push_back(error);
+    groups["by zero"]["zero=" + std::to_string(r.run.zero)].push_back(error);
+    groups["by nodes"]["nodes" + bucket(r.run.nodes)].push_back(error);
+    groups["by model"][r.run.model + " kv" + std::to_string(r.run.kv_heads)].push_back(error);
+  }
+  const double median = Median(abs_errors), worst = Worst(abs_errors);
+  if (std::getenv("PARASIM_PRINT_MEMORY_TABLE")) {
+    for (const auto& [title, by] : groups) PrintNanotronGroups(title.c_str(), by);
+    std::printf("nanotron sweep: %zu scored, median |error| %.1f%%, worst %.1f%%, predicted over the GPU %d\n",
+                abs_errors.size(), 100 * median, 100 * worst, over_capacity);
+  }
+  // 18 suspect rows and the one run with more stages than layers are reported, not scored.
+  CHECK(abs_errors.size() == 1739);
+  CHECK(over_capacity == 0);
+  INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
+  // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
+  constexpr double kRecordedMedian = 0.117, kRecordedWorst = 1.314;
+  CHECK(median <= kRecordedMedian + 0.02);
+  CHECK(worst <= kRecordedWorst + 0.02);
+}
+
 TEST_CASE("cost_model: memory against every measured reference, combined", "[cost_model][memory]") {
   // docs/accuracy.md "## Memory" reports the median and worst |error| over
   // every scored row (Sailor's suspect rows left out).
@@ -369,10 +462,15 @@ TEST_CASE("cost_model: memory against every measured reference, combined", "[cos
                            PredictTorchtitanTableRuns("memory_torchao_float8_llama3_8b.csv"), PredictMegatronLogRuns()})
     for (const MemoryRow& row : rows)
       if (!row.suspect) abs_errors.push_back(std::fabs(row.Error()));
-  REQUIRE(abs_errors.size() == 33 + 4 + 14 + 3 + 9);
+  for (const NanotronMemoryRow& r : PredictNanotronSweepRuns())
+    if (!r.row.suspect) abs_errors.push_back(std::fabs(r.row.Error()));
+  REQUIRE(abs_errors.size() == 33 + 4 + 14 + 3 + 9 + 1739);
   const double median = Median(abs_errors), worst = Worst(abs_errors);
+  if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
+    std::printf("combined: %zu rows, median |error| %.1f%%, worst %.1f%%\n", abs_errors.size(), 100 * median,
+                100 * worst);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
-  constexpr double kRecordedMedian = 0.026, kRecordedWorst = 0.304;
+  constexpr double kRecordedMedian = 0.114, kRecordedWorst = 1.314;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }

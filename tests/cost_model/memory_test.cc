@@ -304,3 +304,59 @@ TEST_CASE("cost_model: an MoE layer keeps its router's picks and the k dispatche
   CHECK_THAT(fp32.unsplit, WithinRel(2 * bf16.unsplit, 1e-12));
   CHECK_THAT(fp32.replicated, WithinRel(2 * bf16.replicated - 12 * k, 1e-12));
 }
+
+TEST_CASE("cost_model: DDP bucket buffers count only where DDP has ranks to reduce over", "[cost_model]") {
+  SoftwareStack s = LoadSoftwareStack("nanotron");
+  REQUIRE(s.ddp_bucket_bytes == 2);
+  MemoryInputs in;
+  in.sharding = ShardingMode::kDdp;
+  in.params.dense = 1e9;
+  in.params.largest_layer = 5e7;
+  in.activation_bytes = 4e9;
+  in.shard_group = 1;
+  const MemoryEstimate alone = EstimateMemory(s, in);
+  in.shard_group = 8;
+  const MemoryEstimate wrapped = EstimateMemory(s, in);
+  // 2 B per parameter beside the fp32 accumulator (4 B), nothing else moves.
+  CHECK_THAT(wrapped.grads - alone.grads, WithinRel(2e9, 1e-12));
+  CHECK_THAT(wrapped.total - alone.total, WithinRel(2e9, 1e-12));
+  // ZeRO-1 runs without DDP: no buckets.
+  in.sharding = ShardingMode::kZero1;
+  CHECK(EstimateMemory(s, in).grads == 1e9 * s.grad_bytes);
+}
+
+TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a cached block holds them",
+          "[cost_model]") {
+  const SoftwareStack s = LoadSoftwareStack("nanotron");
+  REQUIRE(s.zero1_gather_flat_bytes == 4);
+  MemoryInputs in;
+  in.sharding = ShardingMode::kZero1;
+  in.shard_group = 8;
+  in.params.dense = 1e9;
+  in.params.largest_layer = 5e7;
+  in.activation_bytes = 10e9;
+  in.device_bytes = 80e9;
+  const MemoryEstimate with = EstimateMemory(s, in);
+  SoftwareStack none = s;
+  none.zero1_gather_flat_bytes = 0;
+  const MemoryEstimate without = EstimateMemory(none, in);
+  // 4 B per local parameter + the flattened own shard (2 B per sharded one), on top of the peak.
+  CHECK_THAT(with.total - without.total, WithinRel(4e9 + 2e9 / 8, 1e-12));
+  CHECK_THAT(with.optimizer_temporaries, WithinRel(4e9 + 2e9 / 8, 1e-12));
+  // A loss whose fp32 logits (the largest cached block) outsize one flat copy of the weights (2 GB) holds them.
+  in.logits_bytes = 3e9 / 4 * s.logits_bytes_per_element;   // 3 GB of fp32 logits
+  CHECK(EstimateMemory(s, in).total == EstimateMemory(none, in).total);
+  in.logits_bytes = 0;
+  // Past the GPU, the allocator frees its cache and retries: the pool stops at the GPU ...
+  in.activation_bytes = 64e9;   // states 10 GB + 1.05 · 64 GB fit; the buffers' 4.25 GB do not
+  const MemoryEstimate capped = EstimateMemory(s, in);
+  CHECK(EstimateMemory(none, in).total < 80e9);
+  CHECK(capped.total == 80e9);
+  // ... unless the buffers beside the persistent states alone pass it (a real OOM).
+  in.device_bytes = 12e9;
+  in.activation_bytes = 1e9;
+  const MemoryEstimate oom = EstimateMemory(s, in);
+  CHECK_THAT(oom.total, WithinRel(oom.weights + oom.grads + oom.optimizer + oom.reserve + oom.context + 4e9 + 2e9 / 8,
+                                  1e-12));
+  CHECK(oom.total > 12e9);
+}

@@ -92,15 +92,16 @@ TEST_CASE("cost_model: stages nanotron leaves without a decoder layer get one, c
   CHECK(s.clamped_stages == 3);
   // nanotron's Llama 1B (16 layers, h 2048, f 8192, V 131,072: the head
   // weighs four layers). pp = 4: 6/5/5/0 + head; pp = 8: 3/3/2/3/2/3/0/0,
-  // the head crossing two thresholds.
+  // the head crossing two thresholds. An empty stage takes the last layer of
+  // the nearest earlier stage with more than one: stage 0 keeps nanotron's.
   ModelSpec b1 = Small(16, 131072);
   b1.hidden_size = 2048;
   b1.num_attention_heads = b1.num_kv_heads = 32;
   b1.ffn_hidden_size = 8192;
   REQUIRE(NanotronLmHeadCost(b1) == 4 * NanotronDecoderLayerCost(b1));
-  CHECK(NanotronBalancedStageLayers(b1, 4).layers == std::vector<int>{5, 5, 5, 1});
+  CHECK(NanotronBalancedStageLayers(b1, 4).layers == std::vector<int>{6, 5, 4, 1});
   CHECK(NanotronBalancedStageLayers(b1, 4).clamped_stages == 1);
-  CHECK(NanotronBalancedStageLayers(b1, 8).layers == std::vector<int>{2, 2, 2, 3, 2, 3, 1, 1});
+  CHECK(NanotronBalancedStageLayers(b1, 8).layers == std::vector<int>{3, 3, 2, 3, 2, 1, 1, 1});
   CHECK(NanotronBalancedStageLayers(b1, 8).clamped_stages == 2);
 }
 
