@@ -6,6 +6,7 @@
 #include "cost_model/evaluator.h"
 #include "cost_model/software_stack.h"
 #include "test_specs.h"
+#include "tests/cost_model/nanotron_sweep.h"
 
 using namespace parasim;
 using Catch::Matchers::WithinRel;
@@ -94,4 +95,41 @@ TEST_CASE("cost_model: host time per micro-batch scales with the micro-batches t
     INFO("batch " << batch);
     CHECK_THAT(b.step_time.si() - a.step_time.si(), WithinRel((m + pp - 1) * h, 1e-6));
   }
+}
+
+// nanotron's CPU time per layer (52 µs per counted kernel, calibrated on the
+// Ultra-Scale sweep's one-node tp 2-8 runs): where a layer's GPU work is
+// shorter the step is host-bound, so at fixed tokens it grows with the
+// number of micro-batches; where the GPU work is longer the host hides.
+TEST_CASE("cost_model: nanotron is host-bound at tp 8, micro-batch 1, and not at tp 1",
+          "[cost_model][stack]") {
+  const SoftwareStack s = LoadSoftwareStack("nanotron");
+  const ClusterSpec one_node = LoadCluster("aws-p5", 1);
+  JobSpec job;
+  job.global_batch = 256;
+  job.seq_len = 4096;
+  job.stack = s.name;
+  const ModelSpec model = testing::NanotronModel("nanotron-1b", 32);   // the sweep's 1B shape
+  auto run = [&](const char* config) {
+    const Report r = AnalyticalEvaluator(model, one_node, job, s).Evaluate(ParseParallelConfig(config));
+    INFO(config << ": " << r.infeasible_reason);
+    REQUIRE(r.feasible);
+    return r;
+  };
+  const Report tp8_mbs1 = run("dp=1,tp=8,mbs=1,sharding=ddp,sp=on");
+  const Report tp8_mbs16 = run("dp=1,tp=8,mbs=16,sharding=ddp,sp=on");
+  const Report tp1_mbs1 = run("dp=8,tp=1,mbs=1,sharding=ddp");
+  const Report tp1_mbs2 = run("dp=8,tp=1,mbs=2,sharding=ddp");
+  // Host-bound: every micro-batch pays at least the CPU time of its layers,
+  // 66 counted kernels per layer (22 forward, 44 backward).
+  const double layers = static_cast<double>(model.num_layers);
+  const double host_floor = 256.0 * layers * 3.0 * s.kernels_per_layer_forward * s.host_per_kernel_s;
+  CHECK(tp8_mbs1.step_time.si() >= host_floor);
+  // The same tokens in 16 times fewer micro-batches: the host floor falls
+  // 16-fold (the sweep measured 18.98 s against 4.66 s on its 1B shape).
+  CHECK(tp8_mbs1.step_time.si() > 2.5 * tp8_mbs16.step_time.si());
+  // tp 1: a layer's GPU work (a whole 4,096-token sequence) outlasts its host
+  // time, so micro-batch 1 costs what micro-batch 2 does, within the small
+  // per-micro-batch terms.
+  CHECK(tp1_mbs1.step_time.si() < 1.1 * tp1_mbs2.step_time.si());
 }

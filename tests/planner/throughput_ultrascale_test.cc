@@ -227,12 +227,12 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // Committed in docs/accuracy.md "Throughput ratios: nanotron H100 sweep":
   // per tp x pp group, the median |ratio - 1| of the fastest run of each cell.
   const std::map<std::string, double> recorded = {
-      {"tp=1,pp=1", 0.109},    {"tp=1,pp=2", 0.122},  {"tp=1,pp=4", 0.074},   {"tp=1,pp=8", 0.049},
-      {"tp=1,pp>=16", 0.093},  {"tp=2,pp=1", 0.213},  {"tp=2,pp=2", 0.146},   {"tp=2,pp=4", 0.143},
-      {"tp=2,pp=8", 0.141},    {"tp=2,pp>=16", 0.088}, {"tp=4,pp=1", 0.138},  {"tp=4,pp=2", 0.112},
-      {"tp=4,pp=4", 0.123},    {"tp=4,pp=8", 0.282},  {"tp=4,pp>=16", 0.223}, {"tp=8,pp=1", 0.107},
-      {"tp=8,pp=2", 0.253},    {"tp=8,pp=4", 1.151},  {"tp=8,pp=8", 1.710},   {"tp=8,pp>=16", 2.378},
-      {"tp>=16,pp=1", 0.290},  {"tp>=16,pp=2", 0.753}, {"tp>=16,pp=4", 2.834}, {"tp>=16,pp=8", 4.826},
+      {"tp=1,pp=1", 0.108},  {"tp=1,pp=2", 0.121},  {"tp=1,pp=4", 0.075},  {"tp=1,pp=8", 0.049},
+      {"tp=1,pp>=16", 0.093},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.145},  {"tp=2,pp=4", 0.141},
+      {"tp=2,pp=8", 0.141},  {"tp=2,pp>=16", 0.088},  {"tp=4,pp=1", 0.138},  {"tp=4,pp=2", 0.112},
+      {"tp=4,pp=4", 0.123},  {"tp=4,pp=8", 0.281},  {"tp=4,pp>=16", 0.219},  {"tp=8,pp=1", 0.107},
+      {"tp=8,pp=2", 0.253},  {"tp=8,pp=4", 1.151},  {"tp=8,pp=8", 1.706},  {"tp=8,pp>=16", 2.369},
+      {"tp>=16,pp=1", 0.203},  {"tp>=16,pp=2", 0.753},  {"tp>=16,pp=4", 2.834},  {"tp>=16,pp=8", 4.826},
       {"tp>=16,pp>=16", 12.842},
   };
   for (const auto& [g, v] : best_by_tp_pp) {
@@ -241,14 +241,14 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     REQUIRE(recorded.count(g) == 1);
     CHECK(median_error <= recorded.at(g) + 0.02);
   }
-  // All runs, noise included (docs/accuracy.md: 120.9 %), the pick among the
+  // All runs, noise included (docs/accuracy.md: 101.8 %), the pick among the
   // measured configs (median measured(pick)/best 0.917 over 29 groups) and
   // the planner's own search (a measured plan among its 16 best in 27 groups,
-  // median 0.944).
-  CHECK(Summarize(all).median_error <= 1.209 + 0.05);
+  // median 0.902).
+  CHECK(Summarize(all).median_error <= 1.018 + 0.05);
   CHECK(Median(pick_quality) >= 0.917 - 0.02);
   CHECK(planner_quality.size() >= 27);
-  CHECK(Median(planner_quality) >= 0.944 - 0.02);
+  CHECK(Median(planner_quality) >= 0.902 - 0.02);
   if (print) {
     std::printf("by tp, pp: | group | runs | median | min | max | median |ratio-1| %% | cells | cell-best median |"
                 " cell-best median |ratio-1| %% |\n");
