@@ -60,6 +60,10 @@ struct NanotronRun {
   double tokens_per_s_per_gpu = 0;
   double peak_mem_gib = 0;   // global rank 0's torch.cuda.max_memory_reserved() / 2^30 (CSV header)
   bool suspect = false;
+  // Run after the playbook's pipeline-parallel fix (the raw sweep CSV's
+  // after_pp_fix); a pp > 1 run before it measured the engine that was replaced.
+  bool after_pp_fix = false;
+  double allreduce_busbw_gbps = 0;   // the job's own AllReduce busbw over the world at start-up
 };
 
 inline std::vector<NanotronRun> ReadNanotronSweep() {
@@ -78,6 +82,8 @@ inline std::vector<NanotronRun> ReadNanotronSweep() {
     run.tokens_per_s_per_gpu = std::stod(r.at("tokens_per_s_per_gpu"));
     run.peak_mem_gib = std::stod(r.at("peak_mem_gb"));
     run.suspect = !r.at("suspect").empty();
+    run.after_pp_fix = r.at("after_pp_fix") == "1";
+    run.allreduce_busbw_gbps = std::stod(r.at("allreduce_busbw_gbps"));
     runs.push_back(run);
   }
   return runs;

@@ -97,6 +97,7 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // model x nodes: the sweep group in which the planner's pick is judged.
   std::map<std::string, std::vector<const Run*>> sweep_groups;
   int scored = 0, predicted_oom = 0, unexpressible = 0;
+  std::map<int, std::vector<double>> pre_fix_pipeline;   // nodes -> ratios of the unscored pre-fix pp > 1 runs
   // Scored runs whose nanotron split leaves a stage without a decoder layer
   // (the LM head alone): parasim gives that stage one layer.
   int clamped_split = 0;
@@ -121,6 +122,14 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
                   r.report.step_time.si(), r.report.compute.si(), r.report.exposed_comm.si(), r.report.bubble.si());
     }
     if (r.suspect) continue;
+    // pp > 1 runs measured before the sweep's pipeline fix timed nanotron's
+    // pipeline engine as it was before the playbook's authors improved it for
+    // multi-node runs (the raw sweep CSV's after_pp_fix; they re-ran those
+    // configs after it). parasim prices the fixed engine: reported, not scored.
+    if (r.pp > 1 && !r.after_pp_fix) {
+      pre_fix_pipeline[r.nodes].push_back(r.Ratio());
+      continue;
+    }
     ++scored;
     if (NanotronBalancedStageLayers(NanotronModel(r.model, r.kv_heads), r.pp).clamped_stages > 0) ++clamped_split;
     if (!r.report.feasible) ++predicted_oom;
@@ -136,9 +145,9 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     sweep_groups[group].push_back(&r);
   }
   CHECK(unexpressible == 1);
-  CHECK(scored == 1739);
+  CHECK(scored == 1265);   // 1,739 less the 474 pre-fix pp > 1 runs
   CHECK(predicted_oom == 0);   // every scored run ran on 80 GB
-  CHECK(clamped_split == 388);  // docs/accuracy.md, "Pipelines at tp = 1"
+  CHECK(clamped_split == 267);  // docs/accuracy.md, "Pipelines at tp = 1"
   if (print) std::printf("nanotron split clamped (a stage given one layer): %d scored runs\n", clamped_split);
 
   std::map<std::string, std::vector<double>> best_by_tp_pp;
@@ -227,13 +236,13 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // Committed in docs/accuracy.md "Throughput ratios: nanotron H100 sweep":
   // per tp x pp group, the median |ratio - 1| of the fastest run of each cell.
   const std::map<std::string, double> recorded = {
-      {"tp=1,pp=1", 0.108},  {"tp=1,pp=2", 0.121},  {"tp=1,pp=4", 0.075},  {"tp=1,pp=8", 0.049},
-      {"tp=1,pp>=16", 0.093},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.145},  {"tp=2,pp=4", 0.141},
-      {"tp=2,pp=8", 0.141},  {"tp=2,pp>=16", 0.088},  {"tp=4,pp=1", 0.138},  {"tp=4,pp=2", 0.112},
-      {"tp=4,pp=4", 0.123},  {"tp=4,pp=8", 0.281},  {"tp=4,pp>=16", 0.219},  {"tp=8,pp=1", 0.107},
-      {"tp=8,pp=2", 0.253},  {"tp=8,pp=4", 1.151},  {"tp=8,pp=8", 1.706},  {"tp=8,pp>=16", 2.369},
-      {"tp>=16,pp=1", 0.203},  {"tp>=16,pp=2", 0.753},  {"tp>=16,pp=4", 2.834},  {"tp>=16,pp=8", 4.826},
-      {"tp>=16,pp>=16", 12.842},
+      {"tp=1,pp=1", 0.108},  {"tp=1,pp=2", 0.079},  {"tp=1,pp=4", 0.075},  {"tp=1,pp=8", 0.049},
+      {"tp=1,pp>=16", 0.093},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.145},  {"tp=2,pp=4", 0.095},
+      {"tp=2,pp=8", 0.124},  {"tp=2,pp>=16", 0.073},  {"tp=4,pp=1", 0.138},  {"tp=4,pp=2", 0.097},
+      {"tp=4,pp=4", 0.104},  {"tp=4,pp=8", 0.238},  {"tp=4,pp>=16", 0.186},  {"tp=8,pp=1", 0.107},
+      {"tp=8,pp=2", 0.226},  {"tp=8,pp=4", 0.521},  {"tp=8,pp=8", 0.715},  {"tp=8,pp>=16", 1.600},
+      {"tp>=16,pp=1", 0.203},  {"tp>=16,pp=2", 0.481},  {"tp>=16,pp=4", 0.496},  {"tp>=16,pp=8", 0.889},
+      {"tp>=16,pp>=16", 4.011},
   };
   for (const auto& [g, v] : best_by_tp_pp) {
     const double median_error = Summarize(v).median_error;
@@ -241,11 +250,11 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     REQUIRE(recorded.count(g) == 1);
     CHECK(median_error <= recorded.at(g) + 0.02);
   }
-  // All runs, noise included (docs/accuracy.md: 101.8 %), the pick among the
+  // All scored runs, noise included (docs/accuracy.md: 24.2 %), the pick among the
   // measured configs (median measured(pick)/best 0.917 over 29 groups) and
   // the planner's own search (a measured plan among its 16 best in 27 groups,
   // median 0.902).
-  CHECK(Summarize(all).median_error <= 1.018 + 0.05);
+  CHECK(Summarize(all).median_error <= 0.242 + 0.02);
   CHECK(Median(pick_quality) >= 0.917 - 0.02);
   CHECK(planner_quality.size() >= 27);
   CHECK(Median(planner_quality) >= 0.902 - 0.02);
@@ -269,6 +278,13 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     for (const auto& [k, v] : cells_by_nodes) {
       PrintRow("nodes=" + std::to_string(k.first) + "," + k.second, Summarize(v));
     }
+    std::printf("pp > 1 measured before the pipeline fix (not scored), by nodes:\n");
+    std::vector<double> pre_fix_all;
+    for (const auto& [n, v] : pre_fix_pipeline) {
+      PrintRow("nodes=" + std::to_string(n), Summarize(v));
+      pre_fix_all.insert(pre_fix_all.end(), v.begin(), v.end());
+    }
+    PrintRow("all pre-fix pp > 1 runs", Summarize(pre_fix_all));
     std::printf("by model:\n");
     for (const auto& [g, v] : by_model) PrintRow(g, Summarize(v));
     PrintRow("all runs", Summarize(all));
