@@ -7,6 +7,7 @@
 #include "cost_model/software_stack.h"
 #include "test_specs.h"
 #include "tests/cost_model/nanotron_sweep.h"
+#include "tests/cost_model/sailor_models.h"
 
 using namespace parasim;
 using Catch::Matchers::WithinRel;
@@ -132,4 +133,48 @@ TEST_CASE("cost_model: nanotron is host-bound at tp 8, micro-batch 1, and not at
   // time, so micro-batch 1 costs what micro-batch 2 does, within the small
   // per-micro-batch terms.
   CHECK(tp1_mbs1.step_time.si() < 1.1 * tp1_mbs2.step_time.si());
+}
+
+// Megatron-DeepSpeed's CPU time per layer on Grace (64 µs per counted kernel,
+// calibrated on Sailor's Clariden runs, tests/data/stacks/sailor-megatron-
+// deepspeed-fp32.yaml): OPT-350M at tp 4 on one GH200 node issues its layers
+// slower than the GPU runs a 2,048-token micro-batch, so the step is
+// host-bound at micro-batch 1; GPT-Neo 2.7B's 4-sequence micro-batches hide it.
+TEST_CASE("cost_model: Sailor's fp32 Megatron-DeepSpeed is host-bound at tp 4, micro-batch 1",
+          "[cost_model][stack]") {
+  const std::string root = PARASIM_SOURCE_DIR;
+  const SoftwareStack s = LoadSoftwareStack(root + "/tests/data/stacks/sailor-megatron-deepspeed-fp32.yaml");
+  SoftwareStack no_host = s;
+  no_host.host_per_kernel_s = 0;
+  JobSpec job;
+  job.global_batch = 32;
+  job.seq_len = 2048;
+  job.precision = Precision::kFp32;
+  job.stack = s.name;
+  auto run = [&](const SoftwareStack& stack, const char* model, int nodes, const char* config) {
+    ClusterSpec cluster = LoadCluster("alps-gh200", nodes);
+    cluster.gpus_per_node = 4;   // Clariden: 4 GH200 per node
+    const Report r =
+        AnalyticalEvaluator(testing::SailorModel(model), cluster, job, stack).Evaluate(ParseParallelConfig(config));
+    INFO(model << " " << config << ": " << r.infeasible_reason);
+    REQUIRE(r.feasible);
+    return r.step_time.si();
+  };
+  const double mbs1 = run(s, "opt-350m", 1, "dp=1,tp=4,mbs=1,sharding=ddp,recompute=none");
+  const double mbs8 = run(s, "opt-350m", 1, "dp=1,tp=4,mbs=8,sharding=ddp,recompute=none");
+  // Host floor: 32 micro-batches x 24 layers x 48 counted kernels (16 forward,
+  // 32 backward) of CPU time each.
+  const double host_floor = 32.0 * 24.0 * 3.0 * s.kernels_per_layer_forward * s.host_per_kernel_s;
+  CHECK(mbs1 >= host_floor);
+  CHECK(run(no_host, "opt-350m", 1, "dp=1,tp=4,mbs=1,sharding=ddp,recompute=none") < 0.5 * host_floor);
+  // The same 32 sequences in 4 micro-batches of 8: the host floor falls 8-fold
+  // and the GPU work, not the CPU, sets the step (Sailor measured 2.28 s at
+  // mbs 1 against 0.66 s at mbs 8 on two nodes, pp 2).
+  CHECK(mbs1 > 2.5 * mbs8);
+  CHECK(mbs8 < 1.01 * run(no_host, "opt-350m", 1, "dp=1,tp=4,mbs=8,sharding=ddp,recompute=none"));
+  // GPT-Neo 2.7B, micro-batch 4 on pp 2 x tp 4: the layer's GPU work outlasts
+  // its host time, so the calibrated host time costs (almost) nothing.
+  job.global_batch = 64;
+  const char* neo = "dp=1,tp=4,pp=2,mbs=4,sharding=ddp,recompute=none,pp_layers=15:17";
+  CHECK(run(s, "gpt-neo-2.7b", 2, neo) < 1.01 * run(no_host, "gpt-neo-2.7b", 2, neo));
 }
