@@ -64,6 +64,7 @@ struct NanotronRun {
   // after_pp_fix); a pp > 1 run before it measured the engine that was replaced.
   bool after_pp_fix = false;
   double allreduce_busbw_gbps = 0;   // the job's own AllReduce busbw over the world at start-up
+  double allgather_busbw_gbps = 0;   // and AllGather (1 GiB output), right after it
 };
 
 inline std::vector<NanotronRun> ReadNanotronSweep() {
@@ -84,13 +85,21 @@ inline std::vector<NanotronRun> ReadNanotronSweep() {
     run.suspect = !r.at("suspect").empty();
     run.after_pp_fix = r.at("after_pp_fix") == "1";
     run.allreduce_busbw_gbps = std::stod(r.at("allreduce_busbw_gbps"));
+    run.allgather_busbw_gbps = std::stod(r.at("allgather_busbw_gbps"));
     runs.push_back(run);
   }
   return runs;
 }
 
+// Tier A on the run's model, job and layout, on `cluster`.
+inline Report EvaluateNanotronRunOn(const NanotronRun& run, const SoftwareStack& stack, const ClusterSpec& cluster);
+
 // Tier A on the run's model, cluster, job and layout.
 inline Report EvaluateNanotronRun(const NanotronRun& run, const SoftwareStack& stack) {
+  return EvaluateNanotronRunOn(run, stack, LoadCluster("aws-p5", run.nodes));
+}
+
+inline Report EvaluateNanotronRunOn(const NanotronRun& run, const SoftwareStack& stack, const ClusterSpec& cluster) {
   JobSpec job;
   job.global_batch = int64_t{run.mbs} * run.grad_acc * run.dp;   // what the run processed per step
   job.seq_len = 4096;
@@ -100,8 +109,7 @@ inline Report EvaluateNanotronRun(const NanotronRun& run, const SoftwareStack& s
                           ",pp=" + std::to_string(run.pp) + ",mbs=" + std::to_string(run.mbs) +
                           ",sharding=" + (run.zero == 1 ? "zero1" : "ddp") +
                           ",recompute=none,schedule=1f1b,sp=" + (run.tp > 1 ? "on" : "off");
-  return AnalyticalEvaluator(NanotronModel(run.model, run.kv_heads), LoadCluster("aws-p5", run.nodes), job, stack)
-      .Evaluate(ParseParallelConfig(cfg));
+  return AnalyticalEvaluator(NanotronModel(run.model, run.kv_heads), cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
 }
 
 }  // namespace parasim::testing
