@@ -1,18 +1,18 @@
 // Predicted / measured bus bandwidth of the six collectives every job of the
 // Ultra-Scale Playbook's nanotron sweep measured at start-up
 // (tests/data/collective_nanotron_startup_h100_efa.csv; docs/accuracy.md
-// "Collectives", "The nanotron sweep's start-up measurements"): 1 GiB fp32
+// "Collectives: the nanotron sweep's start-up measurements"): 1 GiB fp32
 // AllReduce, ReduceScatter and AllGather over every GPU of the job and over
 // the 8 GPUs of one node, 1-64 nodes of AWS p5. Each is priced on the aws-p5
 // preset at the job's node count with the nanotron stack's NCCL release.
 //
-// Two fabric states: the jobs' node-local AllReduce (a measurement the world
-// collectives do not enter) is trimodal: ~45 GB/s (24 runs, a broken node),
+// Two states: the jobs' node-local AllReduce (a measurement the world
+// collectives do not enter) is trimodal: ~45 GB/s (24 runs),
 // 385-440 GB/s (1,311) and 449-465 GB/s (430), with no run between 439.3 and
 // 449.0. The 449-465 state is the earlier jobs; its world AllReduce stays at
 // 170-190 GB/s from 8 to 64 nodes, while the other state's world collectives
-// fall as 1/nodes (AllReduce x nodes ~ 850 GB/s: a shared bottleneck, not the
-// NICs). "healthy" = node-local AllReduce >= 444 GB/s, the middle of that gap;
+// fall as 1/nodes (AllReduce x nodes ~ 850 GB/s: a fixed aggregate, not a
+// per-link rate; not modelled). "healthy" = node-local AllReduce >= 444 GB/s, the middle of that gap;
 // the split is made on the node-local measurement, never on the value judged.
 //
 // The test fails when the median |predicted / measured - 1| over the healthy
@@ -144,7 +144,7 @@ TEST_CASE("cost_model: aws-p5 collectives against the nanotron sweep's start-up 
                 "node %.1f %%\n",
                 100 * Median(err_all_cells), 100 * Median(err_world_ar), 100 * Median(err_world_ag_rs),
                 100 * Median(err_node));
-  // docs/accuracy.md "The nanotron sweep's start-up measurements": recorded + 2 points.
+  // docs/accuracy.md "Collectives: the nanotron sweep's start-up measurements": recorded + 2 points.
   CHECK(Median(err_all_cells) <= 0.086 + 0.02);
   CHECK(Median(err_world_ar) <= 0.300 + 0.02);
   CHECK(Median(err_world_ag_rs) <= 0.086 + 0.02);
