@@ -134,7 +134,13 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
       LossBytes(d.stack, T, d.lcm.vocab, c.tp) +
       GatheredHeadInputBytes(d.stack, T, static_cast<double>(d.model.hidden_size), c.tp, c.sequence_parallel);
   const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m, cs.pp > 1);
+  // The framework's kept TP all-gather buffers: micro-batch tokens × hidden each.
+  const double kept_buffers = c.tp > 1 && c.sequence_parallel ? d.stack.tp_gather_buffers * T *
+                                                                     static_cast<double>(d.model.hidden_size) *
+                                                                     d.stack.activation_bytes
+                                                               : 0.0;
   out->stage_bytes.resize(cs.pp);
+  out->stage_allocated_after_backward.resize(cs.pp);
   out->peak_stage = 0;
   // A stage like the one before (same layers, a middle stage, as many
   // micro-batches in flight) has the same inputs, so the same estimate:
@@ -156,6 +162,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     if (middle && L == previous_layers && in_flight == previous_in_flight && bf16 == previous_bf16 &&
         (!u.several_kinds || kinds == previous_kinds)) {
       out->stage_bytes[s] = previous.total;   // never above the peak so far: it equals stage s-1
+      out->stage_allocated_after_backward[s] = previous.allocated_after_backward;
       continue;
     }
     if (u.several_kinds) mixed_layer = u.StageLayer(kinds, L);
@@ -168,6 +175,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.prefetch = c.prefetch;
     mi.pipelined = cs.pp > 1;
     mi.device_bytes = d.capacity;
+    mi.kept_buffers = kept_buffers;
     mi.params.dense = params.dense;
     mi.params.expert = params.expert;
     mi.params.layers = L;
@@ -200,6 +208,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.quantized_weight_cache = weight_cache_bytes * (L - bf16) * layer.params;
     const MemoryEstimate mem = EstimateMemory(d.stack, mi);
     out->stage_bytes[s] = mem.total;
+    out->stage_allocated_after_backward[s] = mem.allocated_after_backward;
     if (s == 0 || mem.total > out->stage_bytes[out->peak_stage]) {   // the first stage at the peak
       out->peak_stage = s;
       out->peak = mem;

@@ -12,6 +12,7 @@ namespace parasim {
 
 struct MemoryPlan {
   std::vector<double> stage_bytes;   // per stage, peak per GPU
+  std::vector<double> stage_allocated_after_backward;   // per stage, MemoryEstimate::allocated_after_backward
   MemoryEstimate peak;               // of the peak stage
   int peak_stage = 0;                // the first stage at the peak
 };

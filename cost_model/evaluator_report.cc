@@ -149,6 +149,7 @@ void FinishAnalyticalReport(const EvaluatorData& d, const ParallelConfig& c, con
   rep->bubble = Seconds(std::max(0.0, step - crit.compute - crit.exposed));
   rep->memory_per_gpu = Bytes(memory.stage_bytes[memory.peak_stage]);
   rep->memory_bytes_per_stage = memory.stage_bytes;
+  rep->memory_allocated_after_backward_per_stage = memory.stage_allocated_after_backward;
   rep->memory_peak_stage = memory.peak_stage;
   rep->memory_breakdown_bytes = memory.peak.Breakdown();
   NameBreakdowns(crit, step, rep);

@@ -283,15 +283,22 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   // loss's fp32 logits where the stage computes the loss, else one layer's
   // tensor, far smaller. A buffer no cached block holds adds a segment: the
   // reserved pool grows past the forward/backward peak by it.
-  double step_segments = 0;
+  double step_segments = 0, step_buffers = 0;
   if (in.sharding == ShardingMode::kZero1 && in.shard_group > 1 && s.zero1_gather_flat_bytes > 0) {
+    step_buffers = local * s.zero1_gather_flat_bytes + sharded * bf16;
     const double buffer = local * bf16;   // one flat copy of the stage's weights
     const double largest_cached = s.logits_bytes_per_element > 0 ? in.logits_bytes / s.logits_bytes_per_element * 4 : 0;
-    if (buffer > largest_cached) step_segments = local * s.zero1_gather_flat_bytes + sharded * bf16;
+    if (buffer > largest_cached) step_segments = step_buffers;
   }
   e.reserve = s.reserve_bytes;
   e.context = s.cuda_context_bytes;
-  const double persistent = e.weights + e.grads + e.optimizer + e.reserve + e.context;
+  e.kept_buffers = in.kept_buffers;
+  // After backward the activations are freed: the states, the kept buffers
+  // and the largest of what reduction, optimizer step and ZeRO-1's
+  // all-gather (which runs after the step's temporaries are freed) allocate.
+  e.allocated_after_backward = e.weights + e.grads + e.optimizer + e.kept_buffers +
+                               std::max({ph.reduce, ph.optimizer, step_buffers});
+  const double persistent = e.weights + e.grads + e.optimizer + e.kept_buffers + e.reserve + e.context;
   e.total = persistent + peak + step_segments;
   if (step_segments > 0 && in.device_bytes > 0 && e.total > in.device_bytes) {
     // A cudaMalloc that fails makes the allocator release its cached free
@@ -405,7 +412,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
 std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   // Built in place (the evaluator asks once per config).
   std::vector<std::pair<std::string, double>> out;
-  out.reserve(10);
+  out.reserve(11);
   out.emplace_back("weights", weights);
   out.emplace_back("gathered_weights", gathered_weights);
   out.emplace_back("gradients", grads);
@@ -414,6 +421,7 @@ std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   out.emplace_back("optimizer_temporaries", optimizer_temporaries);
   out.emplace_back("activations", activations);
   out.emplace_back("logits", logits);
+  if (kept_buffers > 0) out.emplace_back("kept_buffers", kept_buffers);   // only stacks that keep any
   out.emplace_back("reserve", reserve);
   out.emplace_back("cuda_context", context);
   return out;

@@ -161,6 +161,10 @@ struct MemoryInputs {
   // caching allocator frees its cached blocks and retries: the reserved pool
   // stops there (EstimateMemory, zero1_gather_flat_bytes).
   double device_bytes = 0;
+  // Bytes of buffers the framework allocates on first use and keeps for the
+  // whole run (nanotron's TP all-gather buffers, SoftwareStack::
+  // tp_gather_buffers): allocated in every phase of the step.
+  double kept_buffers = 0;
 };
 
 // Transient bytes (allocated, before the allocator's fragmentation) of each
@@ -180,6 +184,13 @@ struct MemoryEstimate {
   // The components of the peak transient phase (× fragmentation).
   double gathered_weights = 0, grad_temporaries = 0, activations = 0, logits = 0, optimizer_temporaries = 0;
   double reserve = 0, context = 0;  // NCCL buffers/workspaces; CUDA context
+  double kept_buffers = 0;          // MemoryInputs::kept_buffers (persistent, allocated)
+  // The allocated peak from the end of the last backward through the
+  // optimizer step (persistent states, kept buffers, then the largest of the
+  // gradient reduction's and the optimizer step's temporaries and ZeRO-1's
+  // post-step all-gather buffers): what torch.cuda.max_memory_allocated()
+  // reports when its peak is reset as backward ends (nanotron's log_memory).
+  double allocated_after_backward = 0;
   MemoryPhases phases;
   const char* peak_phase = "";
   double total = 0;                 // persistent + peak transient + reserve + context (nvidia-smi)

@@ -43,6 +43,11 @@ struct Report {
   Bytes memory_per_gpu;            // peak
   std::vector<double> memory_bytes_per_stage;   // per pipeline stage (pp entries), peak per GPU; max = memory_per_gpu
   int memory_peak_stage = 0;       // the first stage at the peak
+  // Per stage, the allocated peak from the end of backward through the
+  // optimizer step (MemoryEstimate::allocated_after_backward; no reserve,
+  // context or allocator pool): what torch.cuda.max_memory_allocated() shows
+  // after a peak reset at the end of backward. Not in the JSON contract.
+  std::vector<double> memory_allocated_after_backward_per_stage;
   Watts power_per_gpu;             // average over the step
   Joules energy_per_step;          // all GPUs (+ node/network power when given)
   double tokens_per_joule = 0;

@@ -709,6 +709,17 @@ SoftwareStack Nanotron() {
   // allgather: outputFlattened = newLikeFlat(outputTensors_)): 2 + 2 bytes
   // per local parameter.
   s.zero1_gather_flat_bytes = 4;
+  // tp_mode REDUCE_SCATTER with tp_linear_async_communication (the sweep's
+  // setting) and tp_recompute_allgather (default True, a756526 src/nanotron/
+  // config/parallelism_config.py) all-gather into nanotron's MemoryBuffer, a
+  // singleton that keeps one tensor per name at the largest size asked for
+  // (src/nanotron/parallel/utils.py MemoryBuffer.get): "allgather", every
+  // column linear's sequence-parallel input in forward and again in backward
+  // (src/nanotron/parallel/tensor_parallel/functional.py
+  // _ColumnLinearAsyncCommunication), and "allgather2", every row linear's
+  // output gradient in backward (_RowLinearAsyncCommunication.backward):
+  // both micro-batch tokens × hidden in bf16, never freed.
+  s.tp_gather_buffers = 2;
   // Optimizer step: torch.optim.AdamW(fused=True) on the fp32 master
   // (config_tiny_llama_bench.yaml torch_adam_is_fused; read p, g, m, v, write
   // p, m, v = 28 B), the grad-buffer zero_() (w4), and eager per-parameter

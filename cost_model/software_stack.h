@@ -101,6 +101,12 @@ struct SoftwareStack {
   // are cached but each far smaller: the caching allocator adds segments, so
   // they sit on top of the forward/backward peak in the reserved pool (memory.h).
   double zero1_gather_flat_bytes = 0;
+  // tp > 1 with sequence parallelism: full-sequence activation buffers
+  // (micro-batch tokens × hidden, activation dtype) the framework allocates
+  // for its TP all-gathers on first use and keeps for the whole run, in
+  // every phase of every step (nanotron's MemoryBuffer singleton: 2). 0 =
+  // the all-gathered tensors are ordinary temporaries.
+  double tp_gather_buffers = 0;
   double live_param_elements = 0;      // zero3: cap on gathered parameters (stage3_max_live_parameters); 0 none
   double loss_chunk_tokens = 0;        // fused linear-CE: tokens whose logits exist at once; 0 = micro-batch
   // Earlier micro-batches whose last-stage output (the logits, activation

@@ -333,6 +333,7 @@ SimulationResult SimulateConfig(const AnalyticalEvaluator& evaluator, const Para
   r.report.memory_per_gpu = a.memory_per_gpu;
   r.report.memory_breakdown_bytes = a.memory_breakdown_bytes;
   r.report.memory_bytes_per_stage = a.memory_bytes_per_stage;
+  r.report.memory_allocated_after_backward_per_stage = a.memory_allocated_after_backward_per_stage;
   r.report.memory_peak_stage = a.memory_peak_stage;
   return r;
 }

@@ -360,3 +360,35 @@ TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a
                                   1e-12));
   CHECK(oom.total > 12e9);
 }
+
+TEST_CASE("cost_model: kept buffers add to every phase; the allocated peak after backward leaves out activations",
+          "[cost_model]") {
+  const SoftwareStack s = LoadSoftwareStack("nanotron");
+  MemoryInputs in;
+  in.sharding = ShardingMode::kZero1;
+  in.shard_group = 8;
+  in.params.dense = 1e9;
+  in.params.largest_layer = 5e7;
+  in.activation_bytes = 10e9;
+  in.device_bytes = 80e9;
+  const MemoryEstimate without = EstimateMemory(s, in);
+  in.kept_buffers = 3e9;
+  const MemoryEstimate with = EstimateMemory(s, in);
+  CHECK_THAT(with.total - without.total, WithinRel(3e9, 1e-12));
+  CHECK_THAT(with.allocated_after_backward - without.allocated_after_backward, WithinRel(3e9, 1e-12));
+  CHECK(with.peak_phase == without.peak_phase);
+  // States + kept buffers + ZeRO-1's all-gather buffers (4 B per local
+  // parameter + the flattened own shard), the largest post-backward
+  // transient here; no activations, no reserve, no context.
+  CHECK_THAT(with.allocated_after_backward,
+             WithinRel(with.weights + with.grads + with.optimizer + 3e9 + 4e9 + 2e9 / 8, 1e-12));
+  // Activations never reach it.
+  in.activation_bytes = 30e9;
+  CHECK(EstimateMemory(s, in).allocated_after_backward == with.allocated_after_backward);
+  // DDP: states, kept buffers and the optimizer step's temporaries (0 in
+  // nanotron's preset) only.
+  in.sharding = ShardingMode::kDdp;
+  const MemoryEstimate ddp = EstimateMemory(s, in);
+  CHECK_THAT(ddp.allocated_after_backward,
+             WithinRel(ddp.weights + ddp.grads + ddp.optimizer + 3e9 + ddp.phases.optimizer, 1e-12));
+}

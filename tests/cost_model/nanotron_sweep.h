@@ -59,6 +59,9 @@ struct NanotronRun {
   int kv_heads = 0, nodes = 0, dp = 1, tp = 1, pp = 1, mbs = 1, grad_acc = 1, zero = 0;
   double tokens_per_s_per_gpu = 0;
   double peak_mem_gib = 0;   // global rank 0's torch.cuda.max_memory_reserved() / 2^30 (CSV header)
+  // Global rank 0's torch.cuda.max_memory_allocated() / 2^30 in the same log
+  // line: its peak was reset as step 3's pipeline pass ended (CSV header).
+  double peak_alloc_gib = 0;
   bool suspect = false;
   // Run after the playbook's pipeline-parallel fix (the raw sweep CSV's
   // after_pp_fix); a pp > 1 run before it measured the engine that was replaced.
@@ -82,6 +85,7 @@ inline std::vector<NanotronRun> ReadNanotronSweep() {
     run.zero = std::stoi(r.at("zero"));
     run.tokens_per_s_per_gpu = std::stod(r.at("tokens_per_s_per_gpu"));
     run.peak_mem_gib = std::stod(r.at("peak_mem_gb"));
+    run.peak_alloc_gib = std::stod(r.at("peak_alloc_gb"));
     run.suspect = !r.at("suspect").empty();
     run.after_pp_fix = r.at("after_pp_fix") == "1";
     run.allreduce_busbw_gbps = std::stod(r.at("allreduce_busbw_gbps"));
