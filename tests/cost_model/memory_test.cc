@@ -325,10 +325,8 @@ TEST_CASE("cost_model: DDP bucket buffers count only where DDP has ranks to redu
   CHECK(EstimateMemory(s, in).grads == 1e9 * s.grad_bytes);
 }
 
-TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a cached block holds them",
-          "[cost_model]") {
-  const SoftwareStack s = LoadSoftwareStack("nanotron");
-  REQUIRE(s.zero1_gather_flat_bytes == 4);
+// 1e9 parameters under ZeRO-1 over 8 ranks, 10 GB of activations, an 80 GB GPU.
+static MemoryInputs Zero1OnEightRanks() {
   MemoryInputs in;
   in.sharding = ShardingMode::kZero1;
   in.shard_group = 8;
@@ -336,6 +334,14 @@ TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a
   in.params.largest_layer = 5e7;
   in.activation_bytes = 10e9;
   in.device_bytes = 80e9;
+  return in;
+}
+
+TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a cached block holds them",
+          "[cost_model]") {
+  const SoftwareStack s = LoadSoftwareStack("nanotron");
+  REQUIRE(s.zero1_gather_flat_bytes == 4);
+  MemoryInputs in = Zero1OnEightRanks();
   const MemoryEstimate with = EstimateMemory(s, in);
   SoftwareStack none = s;
   none.zero1_gather_flat_bytes = 0;
@@ -364,13 +370,7 @@ TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a
 TEST_CASE("cost_model: kept buffers add to every phase; the allocated peak after backward leaves out activations",
           "[cost_model]") {
   const SoftwareStack s = LoadSoftwareStack("nanotron");
-  MemoryInputs in;
-  in.sharding = ShardingMode::kZero1;
-  in.shard_group = 8;
-  in.params.dense = 1e9;
-  in.params.largest_layer = 5e7;
-  in.activation_bytes = 10e9;
-  in.device_bytes = 80e9;
+  MemoryInputs in = Zero1OnEightRanks();
   const MemoryEstimate without = EstimateMemory(s, in);
   in.kept_buffers = 3e9;
   const MemoryEstimate with = EstimateMemory(s, in);
