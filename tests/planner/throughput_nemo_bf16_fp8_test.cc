@@ -120,8 +120,9 @@ TEST_CASE("planner: predicted/measured throughput on the DGX Cloud H100 BF16/FP8
   REQUIRE(pairs.size() == 49);
   std::vector<double> measured_speedups, predicted_speedups;
   if (print)
-    std::printf("| model | container | GPUs | layout | measured bf16 | fp8 | FP8/BF16 | predicted bf16 | fp8 | FP8/BF16 | "
-                "ratio bf16 | fp8 |\n");
+    std::printf(
+        "| model | container | GPUs | layout | measured bf16 | fp8 | FP8/BF16 | predicted bf16 | fp8 | FP8/BF16 "
+        "| ratio bf16 | fp8 |\n");
   for (const auto& [key, by_precision] : pairs) {
     INFO(std::get<0>(key) << " " << std::get<1>(key) << " on " << std::get<2>(key) << " GPUs " << std::get<3>(key));
     REQUIRE(by_precision.size() == 2);
@@ -134,8 +135,9 @@ TEST_CASE("planner: predicted/measured throughput on the DGX Cloud H100 BF16/FP8
     predicted_speedups.push_back(predicted);
     if (print)
       std::printf("| %s | %s | %d | %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f | %.3f | %.3f |\n",
-                  std::get<0>(key).c_str(), std::get<1>(key).c_str(), std::get<2>(key), std::get<3>(key).c_str(), bf16.measured, fp8.measured, measured, bf16.predicted,
-                  fp8.predicted, predicted, bf16.predicted / bf16.measured, fp8.predicted / fp8.measured);
+                  std::get<0>(key).c_str(), std::get<1>(key).c_str(), std::get<2>(key), std::get<3>(key).c_str(),
+                  bf16.measured, fp8.measured, measured, bf16.predicted, fp8.predicted, predicted,
+                  bf16.predicted / bf16.measured, fp8.predicted / fp8.measured);
   }
   if (print) {
     std::printf("median |ratio - 1|: all %.1f%%, bf16 %.1f%%, fp8 %.1f%%\n", 100 * Median(errors),
