@@ -2,8 +2,9 @@
 // every run of the Ultra-Scale Playbook's nanotron sweep printed for its
 // global rank 0 (tests/data/throughput_hf_ultrascale_nanotron_h100.csv,
 // local_params): the split the memory and throughput references price is
-// the split the run built. docs/accuracy.md, "nanotron sweep: stage 0's
-// layers".
+// the split the run built. docs/DECISIONS.md "nanotron's pipeline split as
+// each run built it"; PARASIM_PRINT_SPLIT_TABLE=1 prints the counts and
+// every mismatch.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
