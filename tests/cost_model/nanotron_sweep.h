@@ -77,7 +77,9 @@ struct NanotronRun {
   int64_t vocab_size = 131072;
 };
 
-inline ModelSpec NanotronModel(const NanotronRun& run) { return NanotronModel(run.model, run.kv_heads, run.vocab_size); }
+inline ModelSpec NanotronModel(const NanotronRun& run) {
+  return NanotronModel(run.model, run.kv_heads, run.vocab_size);
+}
 
 inline std::vector<NanotronRun> ReadNanotronSweep() {
   std::vector<NanotronRun> runs;
@@ -152,13 +154,13 @@ inline bool NanotronClosesAtThreshold(const NanotronRun& run) {
   if (run.pp <= 1) return run.after_pp_fix;
   const ModelSpec m = NanotronModel(run);
   if (run.pp > m.num_layers) return run.after_pp_fix;
-  bool matches[2];
-  for (int ge = 0; ge < 2; ++ge) {
-    const int layers = NanotronBalancedStageLayers(m, run.pp, ge == 1).nanotron_layers.front();
-    matches[ge] = NanotronHumanFormat(static_cast<double>(NanotronStage0Params(m, run.tp, run.pp, layers))) ==
-                  run.local_params;
-  }
-  if (matches[0] != matches[1]) return matches[1];
+  const auto prints_as_run = [&](bool close_at_threshold) {
+    const int layers = NanotronBalancedStageLayers(m, run.pp, close_at_threshold).nanotron_layers.front();
+    return NanotronHumanFormat(static_cast<double>(NanotronStage0Params(m, run.tp, run.pp, layers))) ==
+           run.local_params;
+  };
+  const bool strict = prints_as_run(false), at_threshold = prints_as_run(true);
+  if (strict != at_threshold) return at_threshold;
   return run.after_pp_fix;
 }
 
