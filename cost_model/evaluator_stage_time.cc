@@ -255,7 +255,9 @@ const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelCo
     return split_memo.Get(StageSplitKey{{d.kernel_id, static_cast<uint64_t>(c.pp)}},
                           [&] {
                             // The stack decides a split the config leaves open (kernel_id covers the stack).
-                            if (d.stack.pp_balance_by_compute) return NanotronBalancedStageLayers(d.model, c.pp).layers;
+                            if (d.stack.pp_balance_by_compute)
+                              return NanotronBalancedStageLayers(d.model, c.pp, d.stack.pp_balance_close_at_threshold)
+                                  .layers;
                             return c.StageLayers(d.model);
                           });
   }

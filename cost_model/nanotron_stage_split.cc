@@ -13,12 +13,13 @@ int64_t NanotronDecoderLayerCost(const ModelSpec& model) {
 
 int64_t NanotronLmHeadCost(const ModelSpec& model) { return model.vocab_size * model.hidden_size; }
 
-NanotronStageSplit NanotronBalancedStageLayers(const ModelSpec& model, int pp) {
+NanotronStageSplit NanotronBalancedStageLayers(const ModelSpec& model, int pp, bool close_at_threshold) {
   const int layers = static_cast<int>(model.num_layers);
   NanotronStageSplit out;
   out.layers.assign(std::max(pp, 1), 0);
   if (pp <= 1) {
     out.layers[0] = layers;
+    out.nanotron_layers = out.layers;
     return out;
   }
   // Pipeline blocks in LlamaForTraining's module order (llama.py): token
@@ -44,8 +45,11 @@ NanotronStageSplit NanotronBalancedStageLayers(const ModelSpec& model, int pp) {
     cumulative += b.cost;
     if (b.decoder) ++out.layers[rank];
     const double threshold = static_cast<double>(total) * (static_cast<double>(rank + 1) / pp);
-    if (static_cast<double>(cumulative) > threshold && rank + 1 < pp) ++rank;
+    const double c = static_cast<double>(cumulative);
+    const bool closes = close_at_threshold ? c >= threshold : c > threshold;
+    if (closes && rank + 1 < pp) ++rank;
   }
+  out.nanotron_layers = out.layers;
   // An empty stage takes the last layer of the nearest earlier stage that
   // has more than one (its boundary moves back one block), so the stages
   // before it keep nanotron's split: stage 0, which holds the most

@@ -636,6 +636,11 @@ SoftwareStack Nanotron() {
   // build_model (a756526 src/nanotron/models/base.py) places pipeline blocks
   // by get_block_compute_costs (models/llama.py), the LM head one of them.
   s.pp_balance_by_compute = true;
+  // a756526 base.py line 232 (67c5ebb6 line 234, main 2411b022 line 231):
+  // `if cumulative_cost > thresholds[target_pp_rank_idx]`
+  // (strict; the Ultra-Scale Playbook's post-fix pipeline runs closed at >=:
+  // tests/cost_model/nanotron_sweep.h sets it per run).
+  s.pp_balance_close_at_threshold = false;
   // Kernels as the sweep's nanotron runs them (huggingface/nanotron
   // a756526bab529c733a4afc909047bca2fb657330, src/nanotron/models/llama.py,
   // training path of CausalSelfAttention.forward and LlamaDecoderLayer).

@@ -209,6 +209,12 @@ struct SoftwareStack {
   // nanotron's compute costs, the LM head counted as a block
   // (cost_model/nanotron_stage_split.h).
   bool pp_balance_by_compute = false;
+  // That balance closes a rank once the cumulative cost reaches its threshold
+  // (>=) instead of passing it (>): nanotron as the Ultra-Scale Playbook's
+  // post-fix pipeline runs built it (their logged stage-0 parameter counts;
+  // no public commit has it). Decides only splits whose boundary falls
+  // exactly on a threshold.
+  bool pp_balance_close_at_threshold = false;
   // Interleaved 1F1B with as many micro-batches as stages (m = p): true runs
   // every chunk's forward before the first backward (Megatron-Core:
   // all_warmup_microbatches), so every rank holds all m; false keeps the

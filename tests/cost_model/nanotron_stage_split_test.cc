@@ -105,5 +105,36 @@ TEST_CASE("cost_model: stages nanotron leaves without a decoder layer get one, c
   CHECK(NanotronBalancedStageLayers(b1, 8).clamped_stages == 2);
 }
 
+TEST_CASE("cost_model: closing at the threshold moves only boundaries that fall exactly on it",
+          "[cost_model][pp_split]") {
+  // nanotron's Llama 1B: layer 2^26, head 2^28 (four layers), total 20
+  // layers' cost. pp = 2: the threshold is 10 layers' cost; > gives rank 0
+  // an eleventh layer, >= closes it at ten (the sweep's post-fix runs).
+  ModelSpec b1 = Small(16, 131072);
+  b1.hidden_size = 2048;
+  b1.num_attention_heads = b1.num_kv_heads = 32;
+  b1.ffn_hidden_size = 8192;
+  CHECK(NanotronBalancedStageLayers(b1, 2, false).layers == std::vector<int>{11, 5});
+  CHECK(NanotronBalancedStageLayers(b1, 2, true).layers == std::vector<int>{10, 6});
+  // pp = 4: 5/5/5/1 + head, every stage with a layer (> leaves the last empty).
+  const NanotronStageSplit ge4 = NanotronBalancedStageLayers(b1, 4, true);
+  CHECK(ge4.layers == std::vector<int>{5, 5, 5, 1});
+  CHECK(ge4.clamped_stages == 0);
+  CHECK(NanotronBalancedStageLayers(b1, 4, false).nanotron_layers == std::vector<int>{6, 5, 5, 0});
+  // pp = 8: thresholds at 2.5-layer steps: 3/2/3/2/3/2/1/0, the last stage
+  // clamped from the nearest earlier stage with two.
+  const NanotronStageSplit ge8 = NanotronBalancedStageLayers(b1, 8, true);
+  CHECK(ge8.nanotron_layers == std::vector<int>{3, 2, 3, 2, 3, 2, 1, 0});
+  CHECK(ge8.layers == std::vector<int>{3, 2, 3, 2, 3, 1, 1, 1});
+  // No cumulative cost equals a threshold: the two tests agree.
+  for (int64_t vocab : {1000, 3000, 7000}) {
+    for (int pp : {2, 4, 8}) {
+      const ModelSpec m = Small(16, vocab);
+      INFO("vocab " << vocab << " pp " << pp);
+      CHECK(NanotronBalancedStageLayers(m, pp, true).layers == NanotronBalancedStageLayers(m, pp, false).layers);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parasim

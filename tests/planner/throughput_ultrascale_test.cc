@@ -111,7 +111,7 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     // blocks too, so it ran pp above the layer count (3B at pp=32), which a
     // parasim stage (at least one layer) cannot express; such rows are listed.
     if (r.report.tokens_per_s_per_gpu <= 0) {
-      REQUIRE(r.pp > NanotronModel(r.model, r.kv_heads).num_layers);
+      REQUIRE(r.pp > NanotronModel(r).num_layers);
       ++unexpressible;
       if (print) std::printf("not expressible: %s nodes=%d dp=%d tp=%d pp=%d mbs=%d: %s\n", r.model.c_str(), r.nodes,
                              r.dp, r.tp, r.pp, r.mbs, r.report.infeasible_reason.c_str());
@@ -133,7 +133,8 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
       continue;
     }
     ++scored;
-    if (NanotronBalancedStageLayers(NanotronModel(r.model, r.kv_heads), r.pp).clamped_stages > 0) ++clamped_split;
+    if (NanotronBalancedStageLayers(NanotronModel(r), r.pp, testing::NanotronClosesAtThreshold(r)).clamped_stages > 0)
+      ++clamped_split;
     if (!r.report.feasible) ++predicted_oom;
     const double ratio = r.Ratio();
     all.push_back(ratio);
@@ -149,7 +150,7 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   CHECK(unexpressible == 1);
   CHECK(scored == 1265);   // 1,739 less the 474 pre-fix pp > 1 runs
   CHECK(predicted_oom == 0);   // every scored run ran on 80 GB
-  CHECK(clamped_split == 267);  // docs/accuracy.md, "Pipelines at tp = 1"
+  CHECK(clamped_split == 184);  // docs/accuracy.md, "Pipelines at tp = 1"
   if (print) std::printf("nanotron split clamped (a stage given one layer): %d scored runs\n", clamped_split);
 
   std::map<std::string, std::vector<double>> best_by_tp_pp;
@@ -189,7 +190,10 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // its measured throughput over the group's measured best.
   std::vector<double> planner_quality;
   int planner_top_measured = 0;
-  const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
+  // The split as the scored pp > 1 runs (after the pipeline fix) mostly built
+  // it: closed at the threshold (tests/cost_model/nanotron_sweep.h).
+  SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
+  stack.pp_balance_close_at_threshold = true;
   for (const auto& [group, members] : sweep_groups) {
     if (members.size() < 2) continue;
     const Run& any = *members.front();
@@ -204,7 +208,7 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     options.threads = 2;
     options.baseline = false;
     const planner::PlanResult plan = planner::RunPlan(
-        AnalyticalEvaluator(NanotronModel(any.model, any.kv_heads), LoadCluster("aws-p5", any.nodes), job, stack),
+        AnalyticalEvaluator(NanotronModel(any), LoadCluster("aws-p5", any.nodes), job, stack),
         options);
     const Run* best = *std::max_element(members.begin(), members.end(),
                                         [](const Run* a, const Run* b) { return a->measured < b->measured; });
@@ -238,12 +242,12 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // Committed in docs/accuracy.md "Throughput ratios: nanotron H100 sweep":
   // per tp x pp group, the median |ratio - 1| of the fastest run of each cell.
   const std::map<std::string, double> recorded = {
-      {"tp=1,pp=1", 0.108},  {"tp=1,pp=2", 0.079},  {"tp=1,pp=4", 0.075},  {"tp=1,pp=8", 0.049},
-      {"tp=1,pp>=16", 0.093},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.145},  {"tp=2,pp=4", 0.095},
-      {"tp=2,pp=8", 0.124},  {"tp=2,pp>=16", 0.073},  {"tp=4,pp=1", 0.138},  {"tp=4,pp=2", 0.097},
-      {"tp=4,pp=4", 0.104},  {"tp=4,pp=8", 0.238},  {"tp=4,pp>=16", 0.186},  {"tp=8,pp=1", 0.107},
+      {"tp=1,pp=1", 0.108},  {"tp=1,pp=2", 0.114},  {"tp=1,pp=4", 0.064},  {"tp=1,pp=8", 0.049},
+      {"tp=1,pp>=16", 0.093},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.167},  {"tp=2,pp=4", 0.145},
+      {"tp=2,pp=8", 0.124},  {"tp=2,pp>=16", 0.073},  {"tp=4,pp=1", 0.138},  {"tp=4,pp=2", 0.117},
+      {"tp=4,pp=4", 0.124},  {"tp=4,pp=8", 0.238},  {"tp=4,pp>=16", 0.186},  {"tp=8,pp=1", 0.107},
       {"tp=8,pp=2", 0.226},  {"tp=8,pp=4", 0.521},  {"tp=8,pp=8", 0.715},  {"tp=8,pp>=16", 1.600},
-      {"tp>=16,pp=1", 0.203},  {"tp>=16,pp=2", 0.481},  {"tp>=16,pp=4", 0.496},  {"tp>=16,pp=8", 0.889},
+      {"tp>=16,pp=1", 0.203},  {"tp>=16,pp=2", 0.502},  {"tp>=16,pp=4", 0.496},  {"tp>=16,pp=8", 0.889},
       {"tp>=16,pp>=16", 4.011},
   };
   for (const auto& [g, v] : best_by_tp_pp) {
@@ -252,11 +256,11 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     REQUIRE(recorded.count(g) == 1);
     CHECK(median_error <= recorded.at(g) + 0.02);
   }
-  // All scored runs, noise included (docs/accuracy.md: 24.2 %), the pick among the
+  // All scored runs, noise included (docs/accuracy.md: 24.6 %), the pick among the
   // measured configs (median measured(pick)/best 0.917 over 29 groups) and
   // the planner's own search (a measured plan among its 16 best in 27 groups,
   // median 0.902).
-  CHECK(Summarize(all).median_error <= 0.242 + 0.02);
+  CHECK(Summarize(all).median_error <= 0.246 + 0.02);
   CHECK(Median(pick_quality) >= 0.917 - 0.02);
   CHECK(planner_quality.size() >= 27);
   CHECK(Median(planner_quality) >= 0.902 - 0.02);
