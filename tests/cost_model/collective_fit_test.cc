@@ -7,20 +7,27 @@
 //     default: the sweeps barely constrain it (checked below).
 //   AWS EFA only: nic_efficiency and net_plugin_latency (AwsEfa()).
 // Data: B200 IB use3a-ss ring AllReduce/AllGather, 2-46 nodes, 16 GB (12 rows);
-// H100 EFA AllGather/ReduceScatter, 2-64 nodes, 256 MB (12 rows).
+// H100 EFA (aws-p5) world AllGather/ReduceScatter, 2-64 nodes, 1 GiB: the
+// median of the nanotron sweep's healthy start-up runs per node count
+// (tests/cost_model/nanotron_startup_collectives.h; 12 rows), priced as
+// measured: the model's own algorithm and protocol choice (ring for AllGather
+// and ReduceScatter on EFA) plus PyTorch's list-API staging copy. The healthy
+// world AllReduce (NVLS-tree) is reported, not fitted (docs/DECISIONS.md).
 // Loss: sum of squared log(model / measured) bus bandwidths.
-// PARASIM_VERBOSE=1 prints the fitted values and residuals.
+// PARASIM_VERBOSE=1 prints the fitted values, residuals and the hold-outs.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "cost_model/collective_cost.h"
 #include "tests/cost_model/collective_test_util.h"
+#include "tests/cost_model/nanotron_startup_collectives.h"
 
 namespace parasim {
 namespace {
@@ -34,7 +41,7 @@ struct Row {
   CollectiveOp op;
   int nodes;
   double bytes;
-  double busbw;
+  double busbw;   // B/s
 };
 
 std::vector<Row> LoadRows() {
@@ -46,19 +53,29 @@ std::vector<Row> LoadRows() {
     CollectiveOp op = r.at("collective") == "all_reduce" ? CollectiveOp::kAllReduce : CollectiveOp::kAllGather;
     rows.push_back({false, op, nodes, std::stod(r.at("message_size_bytes")), std::stod(r.at("peak_busbw_GBps")) * 1e9});
   }
-  for (const auto& r : ReadCsv(DataPath("hf_ultrascale_playbook_collective_bw_vs_nodes.csv"))) {
-    int nodes = std::stoi(r.at("nodes"));
-    if (nodes < 2 || r.at("collective") == "AllReduce") continue;
-    CollectiveOp op = r.at("collective") == "AllGather" ? CollectiveOp::kAllGather : CollectiveOp::kReduceScatter;
-    rows.push_back({true, op, nodes, std::stod(r.at("message_size_bytes")), std::stod(r.at("bandwidth_mean_GBps")) * 1e9});
+  for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    for (const auto& m : testing::HealthyWorldMedians(op)) {
+      if (m.nodes < 2) continue;
+      rows.push_back({true, op, m.nodes, testing::NanotronStartupMessage().si(), m.busbw_GBps * 1e9});
+    }
   }
   return rows;
 }
 
-double RingBusbw(const Row& row, const CollectiveModelParams& p) {
+// aws-p5 groups by node count (the preset parsed once per count).
+const testing::StartupGroup& P5(int nodes) {
+  static std::map<int, testing::StartupGroup> groups;
+  auto it = groups.find(nodes);
+  if (it == groups.end()) it = groups.emplace(nodes, testing::AwsP5Group(nodes)).first;
+  return it->second;
+}
+
+// IB: NCCL_ALGO=Ring, the fastest protocol. EFA: as measured (above).
+double ModelBusbw(const Row& row, const CollectiveModelParams& p) {
+  if (row.efa) return testing::PredictedStartupBusBw(P5(row.nodes), row.op, p) * 1e9;
   NcclFeatures f;
-  f.compute_capability = row.efa ? 90 : 100;
-  GroupPath g = row.efa ? DgxGroup(row.nodes) : DgxGroup(row.nodes, 900, 400);
+  f.compute_capability = 100;
+  GroupPath g = DgxGroup(row.nodes, 900, 400);
   double best_t = 0, bus = 0;
   for (Protocol pr : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
     auto c = EstimateCollectiveWith(row.op, Bytes(row.bytes), g, f, p, CollectiveAlgo::kRing, pr);
@@ -92,7 +109,7 @@ struct Fit {
   double Loss(const std::vector<double>& x) const {
     if (x[0] < 0 || x[0] > 0.3 || x[1] <= 0.05 || x[1] > 1 || x[2] < 0) return 1e9;
     double sum = 0;
-    for (const Row& r : rows) sum += std::pow(std::log(RingBusbw(r, r.efa ? Efa(x) : Ib(x)) / r.busbw), 2);
+    for (const Row& r : rows) sum += std::pow(std::log(ModelBusbw(r, r.efa ? Efa(x) : Ib(x)) / r.busbw), 2);
     return sum;
   }
 };
@@ -165,7 +182,7 @@ TEST_CASE("cost_model: collective scale parameters are the least-squares fit to 
                 x[0], x[1], x[2], rms, rms_defaults);
     for (const Row& r : fit.rows)
       std::printf("  %s %-13s N=%2d measured %6.1f model %6.1f GB/s\n", r.efa ? "efa" : "ib ", ToString(r.op), r.nodes,
-                  r.busbw / 1e9, RingBusbw(r, r.efa ? fit.Efa(defaults) : fit.Ib(defaults)) / 1e9);
+                  r.busbw / 1e9, ModelBusbw(r, r.efa ? fit.Efa(defaults) : fit.Ib(defaults)) / 1e9);
   }
   // The defaults are the fit (rounded).
   CHECK_THAT(ib.link_bandwidth_jitter, Catch::Matchers::WithinAbs(x[0], 0.004));
@@ -173,14 +190,19 @@ TEST_CASE("cost_model: collective scale parameters are the least-squares fit to 
   CHECK_THAT(efa.net_plugin_latency.si() * 1e6, Catch::Matchers::WithinAbs(x[2], 0.6));
   CHECK(rms <= 0.10);
   CHECK(rms_defaults <= rms + 0.003);
-  // σ is barely constrained by both sweeps together: 0 to 3 µs changes the
-  // best loss by < 5%.
+  // σ is weakly constrained by both sweeps together: 0 µs changes the best
+  // loss by < 5%; 3 µs raises it (each EFA ring step would wait σ·sqrt(2 ln N)
+  // more at 64 nodes than at 2), so the EFA sweep too prefers a small σ.
   for (double sigma_us : {0.0, 3.0}) {
     Fit other = fit;
     other.sigma = Microseconds(sigma_us);
     auto other_loss = [&](const std::vector<double>& y) { return other.Loss(y); };
     std::vector<double> y = NelderMead(other_loss, x, {0.01, 0.05, 1.0}, 200);
-    CHECK(std::abs(other.Loss(y) / fit.Loss(x) - 1.0) < 0.05);
+    if (std::getenv("PARASIM_VERBOSE"))
+      std::printf("sigma %.1f us: cv %.4f eff %.4f plugin %.2f us, loss %.4f (default sigma %.4f)\n", sigma_us, y[0],
+                  y[1], y[2], other.Loss(y), fit.Loss(x));
+    if (sigma_us == 0.0) CHECK(std::abs(other.Loss(y) / fit.Loss(x) - 1.0) < 0.05);
+    else CHECK(other.Loss(y) > 1.05 * fit.Loss(x));
   }
   // The IB sweep alone prefers σ -> 0; the default stays within one standard
   // error of that optimum (rms within +10%), and 2 µs would not (> +20%).
@@ -199,6 +221,74 @@ TEST_CASE("cost_model: collective scale parameters are the least-squares fit to 
   CHECK(r0 <= rdef);
   CHECK(rdef <= 1.10 * r0);
   CHECK(r2 > 1.20 * r0);
+}
+
+// Hold-outs of the EFA fit: refit (cv, EFA NIC efficiency, EFA plugin latency)
+// on the IB rows and the EFA rows of the other node counts and predict the
+// node counts left out: each count alone, and 32 + 64 from 2-16.
+TEST_CASE("cost_model: the EFA fit predicts the node counts it leaves out", "[cost_model]") {
+  const Fit all{LoadRows()};
+  REQUIRE(all.rows.size() == 24);
+  const bool verbose = std::getenv("PARASIM_VERBOSE") != nullptr;
+  // Returns predicted / measured of the held-out EFA rows.
+  auto hold_out = [&](const std::function<bool(int)>& held) {
+    Fit train = all;
+    train.rows.erase(std::remove_if(train.rows.begin(), train.rows.end(),
+                                    [&](const Row& r) { return r.efa && held(r.nodes); }),
+                     train.rows.end());
+    auto loss = [&](const std::vector<double>& y) { return train.Loss(y); };
+    const std::vector<double> x = NelderMead(loss, {0.08, 0.6, 3.0}, {0.02, 0.1, 2.0}, 300);
+    std::vector<double> ratios;
+    for (const Row& r : all.rows) {
+      if (!r.efa || !held(r.nodes)) continue;
+      ratios.push_back(ModelBusbw(r, all.Efa(x)) / r.busbw);
+      if (verbose)
+        std::printf("  held out %-13s N=%2d: predicted / measured %.3f (fit cv %.4f eff %.4f plugin %.2f us)\n",
+                    ToString(r.op), r.nodes, ratios.back(), x[0], x[1], x[2]);
+    }
+    return ratios;
+  };
+  // Recorded worst |predicted / measured - 1| (docs/accuracy.md, "Collectives:
+  // the nanotron sweep's start-up measurements"); fails if one grows > 2 points.
+  const std::map<int, double> recorded_loo = {{2, 0.133}, {4, 0.097}, {8, 0.063},
+                                              {16, 0.034}, {32, 0.056}, {64, 0.029}};
+  for (const auto& [nodes, worst] : recorded_loo) {
+    const std::vector<double> r = hold_out([n = nodes](int k) { return k == n; });
+    REQUIRE(r.size() == 2);
+    for (double q : r) {
+      INFO("left out " << nodes << " nodes");
+      CHECK(std::fabs(q - 1) <= worst + 0.02);
+    }
+  }
+  const std::vector<double> far = hold_out([](int k) { return k >= 32; });
+  REQUIRE(far.size() == 4);
+  for (double q : far) CHECK(std::fabs(q - 1) <= 0.137 + 0.02);
+
+  // The plugin's own reported latency (aws-ofi-nccl "p-series" .latency = 75 µs,
+  // which NCCL's tuning reads to choose algorithms) is not the per-step time:
+  // as the fitted plugin latency it would make every EFA ring step ~170 µs.
+  for (const Row& r : all.rows) {
+    if (!r.efa || r.nodes != 64) continue;
+    CollectiveModelParams reported = CollectiveModelParams::AwsEfa();
+    reported.net_plugin_latency = Microseconds(75);
+    const double q = ModelBusbw(r, reported) / r.busbw;
+    if (verbose) std::printf("  plugin latency 75 us: %-13s N=64 predicted / measured %.3f\n", ToString(r.op), q);
+    CHECK(q < 0.4);
+  }
+
+  // Not fitted: the healthy world AllReduce, at the model's own choice
+  // (NVLS-tree), with the preset (docs/DECISIONS.md: its miss is the tree's
+  // bandwidth over EFA, which one NIC efficiency shared with the ring cannot serve).
+  if (verbose) {
+    for (const auto& m : testing::HealthyWorldMedians(CollectiveOp::kAllReduce)) {
+      if (m.nodes < 2) continue;
+      CollectiveCost cost;
+      const double pred = testing::PredictedStartupBusBw(P5(m.nodes), CollectiveOp::kAllReduce,
+                                                         CollectiveModelParams::AwsEfa(), &cost);
+      std::printf("  not fitted allreduce N=%2d measured %6.1f model %6.1f GB/s (%.3f, %s)\n", m.nodes, m.busbw_GBps,
+                  pred, pred / m.busbw_GBps, ToString(cost.algo));
+    }
+  }
 }
 
 }  // namespace

@@ -6,14 +6,13 @@
 // the 8 GPUs of one node, 1-64 nodes of AWS p5. Each is priced on the aws-p5
 // preset at the job's node count with the nanotron stack's NCCL release.
 //
-// Two states: the jobs' node-local AllReduce (a measurement the world
-// collectives do not enter) is trimodal: ~45 GB/s (24 runs),
-// 385-440 GB/s (1,311) and 449-465 GB/s (430), with no run between 439.3 and
-// 449.0. The 449-465 state is the earlier jobs; its world AllReduce stays at
-// 170-190 GB/s from 8 to 64 nodes, while the other state's world collectives
-// fall as 1/nodes (AllReduce x nodes ~ 850 GB/s: a fixed aggregate, not a
-// per-link rate; not modelled). "healthy" = node-local AllReduce >= 444 GB/s, the middle of that gap;
-// the split is made on the node-local measurement, never on the value judged.
+// Two states (tests/cost_model/nanotron_startup_collectives.h): "healthy" =
+// node-local AllReduce >= 444 GB/s, the earlier jobs, whose world AllReduce
+// stays at 170-190 GB/s from 8 to 64 nodes; the other state's world
+// collectives fall as 1/nodes (AllReduce x nodes ~ 850 GB/s: a fixed
+// aggregate, not a per-link rate; not modelled). The aws-p5 EFA constants are
+// fitted to the healthy world AllGather/ReduceScatter medians at 2-64 nodes
+// (collective_fit_test.cc), so those rows are fitted, the others held out.
 //
 // The test fails when the median |predicted / measured - 1| over the healthy
 // mode rises by more than 2 points over the committed table.
@@ -27,21 +26,17 @@
 #include <string>
 #include <vector>
 
-#include "core/loaders.h"
-#include "core/parallel_config.h"
 #include "core/statistics.h"
 #include "cost_model/collective_cost.h"
-#include "cost_model/software_stack.h"
-#include "topology/group_path.h"
 #include "tests/cost_model/collective_test_util.h"
+#include "tests/cost_model/nanotron_startup_collectives.h"
 
 namespace parasim {
 namespace {
 
 using testing::DataPath;
 using testing::ReadCsv;
-
-constexpr double kHealthyIntraAllReduceGBps = 444.0;
+using testing::kHealthyIntraAllReduceGBps;
 
 struct Measurement {
   const char* column;
@@ -59,47 +54,27 @@ constexpr Measurement kMeasurements[] = {
     {"intra_reducescatter_busbw_gbps", "RS node", CollectiveOp::kReduceScatter, false},
 };
 
-// measure_bandwidth passes lists of chunks to reduce_scatter and all_gather;
-// ProcessGroupNCCL copies the list into a flat buffer before the
-// ReduceScatter and the flat result out to the list after the AllGather
-// (pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp, reduce_scatter
-// and allgather: "Flatten a vector of tensors into a single, stacked tensor",
-// "Copy the flattened output tensors to the outputs"), on the NCCL stream and
-// so inside the timed loop: one read and one write of the whole 1 GiB at the
-// GPU's streaming memory bandwidth. The collective model prices NCCL only.
-double StagingCopySeconds(const ClusterSpec& c, CollectiveOp op, double bytes) {
-  if (op == CollectiveOp::kAllReduce) return 0.0;
-  return 2.0 * bytes / (c.gpu.hbm_bandwidth.si() * c.gpu.memory_efficiency);
-}
-
-double PredictedBusBw(int nodes, const Measurement& m, const SoftwareStack& stack) {
-  const ClusterSpec c = LoadCluster("aws-p5", m.world ? nodes : 1);
-  const GroupPath path =
-      ResolveGroupPath(c, ParseParallelConfig("dp=" + std::to_string(c.TotalGpus())), ParallelDim::kDp);
-  const double bytes = GiB(1).si();
-  const CollectiveCost cost = EstimateCollective(m.op, GiB(1), path, NcclFeaturesFor(c, stack.nccl_version));
-  const double seconds = cost.time.si() + StagingCopySeconds(c, m.op, bytes);
-  return bytes / seconds * BusBandwidthFactor(m.op, path.ranks) / 1e9;
-}
-
-std::string AlgoOf(int nodes, const Measurement& m, const SoftwareStack& stack) {
-  const ClusterSpec c = LoadCluster("aws-p5", m.world ? nodes : 1);
-  const GroupPath path =
-      ResolveGroupPath(c, ParseParallelConfig("dp=" + std::to_string(c.TotalGpus())), ParallelDim::kDp);
-  return ToString(EstimateCollective(m.op, GiB(1), path, NcclFeaturesFor(c, stack.nccl_version)).algo);
+// World groups at the job's node count, node-local groups on one node; the
+// prediction adds PyTorch's list-API staging copy
+// (tests/cost_model/nanotron_startup_collectives.h).
+double PredictedBusBw(int nodes, const Measurement& m, std::string* algo) {
+  CollectiveCost cost;
+  const double bus = testing::PredictedStartupBusBw(testing::AwsP5Group(m.world ? nodes : 1), m.op,
+                                                    CollectiveModelParams::AwsEfa(), &cost);
+  *algo = ToString(cost.algo);
+  return bus;
 }
 
 TEST_CASE("cost_model: aws-p5 collectives against the nanotron sweep's start-up measurements", "[cost_model]") {
-  const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
   // nodes -> measurement index -> values (all runs, healthy runs).
   std::map<int, std::vector<std::vector<double>>> all, healthy;
   int rows = 0, healthy_rows = 0;
-  for (const auto& r : ReadCsv(DataPath("collective_nanotron_startup_h100_efa.csv"))) {
+  for (const auto& r : ReadCsv(DataPath(testing::kNanotronStartupCsv))) {
     const int nodes = std::stoi(r.at("nodes"));
     const double intra_ar = std::stod(r.at("intra_allreduce_busbw_gbps"));
     // The split sits in an empty gap of the histogram: no run within 4 GB/s of it.
     REQUIRE(std::fabs(intra_ar - kHealthyIntraAllReduceGBps) > 4.0);
-    const bool is_healthy = intra_ar >= kHealthyIntraAllReduceGBps;
+    const bool is_healthy = testing::IsHealthyStartupRun(r);
     auto& a = all[nodes];
     auto& h = healthy[nodes];
     a.resize(std::size(kMeasurements));
@@ -124,7 +99,8 @@ TEST_CASE("cost_model: aws-p5 collectives against the nanotron sweep's start-up 
   for (const auto& [nodes, per] : all) {
     for (size_t i = 0; i < std::size(kMeasurements); ++i) {
       const Measurement& m = kMeasurements[i];
-      const double predicted = PredictedBusBw(nodes, m, stack);
+      std::string algo;
+      const double predicted = PredictedBusBw(nodes, m, &algo);
       REQUIRE(std::isfinite(predicted));
       const std::vector<double>& h = healthy.at(nodes)[i];
       REQUIRE(!h.empty());
@@ -136,7 +112,7 @@ TEST_CASE("cost_model: aws-p5 collectives against the nanotron sweep's start-up 
       else err_world_ag_rs.push_back(err);
       if (print)
         std::printf("| %d | %s | %zu | %.1f | %zu | %.1f | %.1f | %s | %.3f |\n", nodes, m.label, per[i].size(),
-                    Median(per[i]), h.size(), Median(h), predicted, AlgoOf(nodes, m, stack).c_str(), ratio);
+                    Median(per[i]), h.size(), Median(h), predicted, algo.c_str(), ratio);
     }
   }
   if (print)
@@ -146,8 +122,8 @@ TEST_CASE("cost_model: aws-p5 collectives against the nanotron sweep's start-up 
                 100 * Median(err_node));
   // docs/accuracy.md "Collectives: the nanotron sweep's start-up measurements": recorded + 2 points.
   CHECK(Median(err_all_cells) <= 0.086 + 0.02);
-  CHECK(Median(err_world_ar) <= 0.300 + 0.02);
-  CHECK(Median(err_world_ag_rs) <= 0.086 + 0.02);
+  CHECK(Median(err_world_ar) <= 0.544 + 0.02);
+  CHECK(Median(err_world_ag_rs) <= 0.045 + 0.02);
   CHECK(Median(err_node) <= 0.086 + 0.02);
 }
 

@@ -242,13 +242,13 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // Committed in docs/accuracy.md "Throughput ratios: nanotron H100 sweep":
   // per tp x pp group, the median |ratio - 1| of the fastest run of each cell.
   const std::map<std::string, double> recorded = {
-      {"tp=1,pp=1", 0.108},  {"tp=1,pp=2", 0.114},  {"tp=1,pp=4", 0.064},  {"tp=1,pp=8", 0.049},
-      {"tp=1,pp>=16", 0.093},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.167},  {"tp=2,pp=4", 0.145},
-      {"tp=2,pp=8", 0.124},  {"tp=2,pp>=16", 0.073},  {"tp=4,pp=1", 0.138},  {"tp=4,pp=2", 0.117},
-      {"tp=4,pp=4", 0.124},  {"tp=4,pp=8", 0.238},  {"tp=4,pp>=16", 0.186},  {"tp=8,pp=1", 0.107},
-      {"tp=8,pp=2", 0.226},  {"tp=8,pp=4", 0.521},  {"tp=8,pp=8", 0.715},  {"tp=8,pp>=16", 1.600},
-      {"tp>=16,pp=1", 0.203},  {"tp>=16,pp=2", 0.502},  {"tp>=16,pp=4", 0.496},  {"tp>=16,pp=8", 0.889},
-      {"tp>=16,pp>=16", 4.011},
+      {"tp=1,pp=1", 0.112},  {"tp=1,pp=2", 0.122},  {"tp=1,pp=4", 0.069},  {"tp=1,pp=8", 0.050},
+      {"tp=1,pp>=16", 0.086},  {"tp=2,pp=1", 0.206},  {"tp=2,pp=2", 0.176},  {"tp=2,pp=4", 0.150},
+      {"tp=2,pp=8", 0.134},  {"tp=2,pp>=16", 0.078},  {"tp=4,pp=1", 0.157},  {"tp=4,pp=2", 0.121},
+      {"tp=4,pp=4", 0.131},  {"tp=4,pp=8", 0.246},  {"tp=4,pp>=16", 0.181},  {"tp=8,pp=1", 0.107},
+      {"tp=8,pp=2", 0.233},  {"tp=8,pp=4", 0.530},  {"tp=8,pp=8", 0.728},  {"tp=8,pp>=16", 1.606},
+      {"tp>=16,pp=1", 0.274},  {"tp>=16,pp=2", 0.618},  {"tp>=16,pp=4", 0.616},  {"tp>=16,pp=8", 1.037},
+      {"tp>=16,pp>=16", 4.113},
   };
   for (const auto& [g, v] : best_by_tp_pp) {
     const double median_error = Summarize(v).median_error;
@@ -256,12 +256,12 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     REQUIRE(recorded.count(g) == 1);
     CHECK(median_error <= recorded.at(g) + 0.02);
   }
-  // All scored runs, noise included (docs/accuracy.md: 24.6 %), the pick among the
-  // measured configs (median measured(pick)/best 0.917 over 29 groups) and
-  // the planner's own search (a measured plan among its 16 best in 27 groups,
+  // All scored runs, noise included (docs/accuracy.md: 27.1 %), the pick among the
+  // measured configs (median measured(pick)/best 0.902 over 29 groups) and
+  // the planner's own search (a measured plan among its 16 best in 28 groups,
   // median 0.902).
-  CHECK(Summarize(all).median_error <= 0.246 + 0.02);
-  CHECK(Median(pick_quality) >= 0.917 - 0.02);
+  CHECK(Summarize(all).median_error <= 0.271 + 0.02);
+  CHECK(Median(pick_quality) >= 0.902 - 0.02);
   CHECK(planner_quality.size() >= 27);
   CHECK(Median(planner_quality) >= 0.902 - 0.02);
   if (print) {
@@ -379,7 +379,7 @@ TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", 
   }
   REQUIRE(on_preset["all"].size() == 1265);
   // docs/accuracy.md "Throughput ratios: nanotron H100 sweep": recorded + 2 points.
-  CHECK(median_error(on_measured["all"]) <= 0.177 + 0.02);
+  CHECK(median_error(on_measured["all"]) <= 0.178 + 0.02);
   CHECK(median_error(on_measured["all"]) < median_error(on_preset["all"]));
   CHECK(std::fabs(Median(allgather["all"]) - 1) <= 0.372 + 0.02);
 }
