@@ -664,13 +664,14 @@ TEST_CASE("cost_model: memory in the judged regime (sequence >= 16K or micro-bat
       if (!rows[i].suspect && (seq >= 16384 || mbs >= 4)) groups[group].push_back(rows[i].Error());
     }
   };
-  add("Sailor (Megatron-DeepSpeed fp32, nvidia-smi)", PredictSailorRuns(), "memory_sailor_megatron_deepspeed.csv", "mbs",
-      nullptr, nullptr, 2048);
+  add("Sailor (Megatron-DeepSpeed fp32, nvidia-smi)", PredictSailorRuns(), "memory_sailor_megatron_deepspeed.csv",
+      "mbs", nullptr, nullptr, 2048);
   add("torchtitan tables (reserved)", PredictTorchtitanTableRuns(), "memory_torchtitan_perf_tables.csv", "local_batch",
       "microbatches", "seq_len", 0);
   add("torchao float8 (torchtitan, reserved)", PredictTorchtitanTableRuns("memory_torchao_float8_llama3_8b.csv"),
       "memory_torchao_float8_llama3_8b.csv", "local_batch", "microbatches", "seq_len", 0);
-  add("Megatron-LM logs (reserved)", PredictMegatronLogRuns(), "memory_megatron_logs.csv", "mbs", nullptr, "seq_len", 0);
+  add("Megatron-LM logs (reserved)", PredictMegatronLogRuns(), "memory_megatron_logs.csv", "mbs", nullptr, "seq_len",
+      0);
   add("Megatron-Core CI (allocated)", PredictMegatronCiRuns(), "memory_megatron_ci_allocated.csv", "mbs", nullptr,
       "seq_len", 0);
   for (const NanotronMemoryRow& r : PredictNanotronSweepRuns())   // sequence 4,096 throughout
