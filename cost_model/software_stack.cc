@@ -341,6 +341,12 @@ SoftwareStack MegatronCore() {
   s.name = "megatron-core";
   s.framework = "megatron-lm";
   s.description = "Megatron-Core with Transformer Engine fused kernels, distributed optimizer, recent NCCL";
+  // Interleaved 1F1B warms up 2·(p − 1 − rank) + (v − 1)·group chunks and runs
+  // all of them first only when that reaches m·v: Megatron-LM 4295be1a
+  // (2024-11-01) megatron/core/pipeline_parallel/schedules.py removed the
+  // "m = p: every chunk forward first" case, so the last rank at m = p holds
+  // 2·0 + (v − 1)·p + 1 chunks, not all m·v.
+  s.pp_interleaved_full_warmup = false;
   // Megatron mixed precision (DESIGN.md §4): bf16 params 2 + fp32 main grads
   // 4 + fp32 master, exp_avg, exp_avg_sq 12. Gradients are reduced in fp32
   // (Megatron-LM arguments.py sets accumulate_allreduce_grads_in_fp32 for bf16).
@@ -465,6 +471,10 @@ SoftwareStack MegatronCore() {
 SoftwareStack MegatronLm2021() {
   SoftwareStack s = MegatronCore();
   s.name = "megatron-lm-2021";
+  // Its interleaved schedule ran every chunk forward first when m = p
+  // (megatron/schedules.py forward_backward_pipelining_with_interleaving,
+  // all_warmup_microbatches; the case Megatron-LM 4295be1a removed).
+  s.pp_interleaved_full_warmup = true;
   s.framework = "megatron-lm";
   s.description = "Megatron-LM of Narayanan et al. 2021 (SC21): unfused attention, dropout, apex fused kernels";
   s.fp8_param_gather = false;   // FP8 training came to Megatron with Transformer Engine (2023)

@@ -94,8 +94,12 @@ TEST_CASE("planner: predicted/measured throughput on the DGX Cloud H100 BF16/FP8
     // The recipes set fp8_params exactly when the run is FP8 (configure.sh).
     REQUIRE(r.at("fp8_params") == (precision == "fp8" ? "true" : "false"));
     Priced p;
-    p.report = testing::PriceNemoRecipeRow(r, precision == "fp8" ? Precision::kFp8 : Precision::kBf16,
-                                           StackForAttention(stack, r.at("te_attention")), &p.cfg);
+    SoftwareStack row_stack = StackForAttention(stack, r.at("te_attention"));
+    // Containers before Megatron-LM 4295be1a (2024-11-01) ran every interleaved
+    // chunk forward first when m = p; 24.12 (December 2024) is after it.
+    row_stack.pp_interleaved_full_warmup = r.at("container") < "24.11";
+    p.report = testing::PriceNemoRecipeRow(r, precision == "fp8" ? Precision::kFp8 : Precision::kBf16, row_stack,
+                                           &p.cfg);
     INFO(what << " " << p.cfg << ": " << p.report.infeasible_reason);
     REQUIRE(p.report.tokens_per_s_per_gpu > 0);
     p.predicted = p.report.tokens_per_s_per_gpu;
