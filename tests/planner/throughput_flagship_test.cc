@@ -1,0 +1,228 @@
+// Predicted / measured training throughput of published flagship runs (issue
+// 13; docs/accuracy.md "Throughput ratios: flagship runs"): BLOOM-176B, MT-NLG
+// 530B and Megatron-LM's GPT-3 175B on A100, Nemotron-4 340B and Llama 3 405B
+// on H100, 384 to 16,384 GPUs, tp 4-8, pp 12-35, cp up to 16 (tests/data/throughput_flagship_runs.csv,
+// whose header cites each source and every assumption). Each row is priced
+// through tier A at the layout its paper prints, on the stack and cluster
+// presets closest to the run (the row's fabric where it differs from the
+// preset). ratio = predicted / measured tokens/s per GPU (> 1: the model is too
+// fast); for rows published as model TFLOP/s it is taken on TFLOP/s at
+// parasim's 6N + 12Lhs basis. Nothing here feeds back into the model. The test
+// fails when a priced row cannot be evaluated and when the median |ratio - 1|
+// gets more than 2 points worse than the committed table.
+// PARASIM_PRINT_THROUGHPUT_TABLE=1 prints the rows.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/loaders.h"
+#include "core/parallel_config.h"
+#include "core/statistics.h"
+#include "cost_model/evaluator.h"
+#include "cost_model/software_stack.h"
+#include "tests/cost_model/collective_test_util.h"
+#include "tests/planner/nemo_recipe_pricing.h"
+
+using namespace parasim;
+
+namespace {
+
+using Row = std::map<std::string, std::string>;
+
+// The two A100-era models without a parasim preset, as their sources give
+// them: Megatron GPT (GELU 4h MLP, LayerNorm). The last pipeline stage holds
+// its own copy of the word embeddings as the LM head, so untied is what a
+// pp > 1 run stores and computes.
+ModelSpec FlagshipModel(const std::string& name) {
+  ModelSpec m;
+  m.name = name;
+  m.mlp = MlpKind::kGelu;
+  m.norm = NormKind::kLayerNorm;
+  if (name == "bloom-176b") {   // bigscience tr11-176B-ml README "Architecture"
+    m.source = "bigscience-workshop/bigscience train/tr11-176B-ml/README.md";
+    m.num_layers = 70;
+    m.hidden_size = 14336;
+    m.num_attention_heads = 112;
+    m.vocab_size = 250880;
+    m.position = PositionKind::kAlibi;
+  } else if (name == "mt-nlg-530b" || name == "megatron-gpt3-175b") {   // GPT-2 BPE padded to 51,200
+    const bool mtnlg = name == "mt-nlg-530b";
+    m.source = mtnlg ? "Smith et al. 2022, arXiv:2201.11990" : "NVIDIA/Megatron-LM examples/pretrain_gpt3_175B.sh";
+    m.num_layers = mtnlg ? 105 : 96;
+    m.hidden_size = mtnlg ? 20480 : 12288;
+    m.num_attention_heads = mtnlg ? 128 : 96;
+    m.vocab_size = 51200;
+    m.position = PositionKind::kLearned;
+    m.max_position_embeddings = 2048;
+  } else {
+    return testing::NemoModel(name);   // nemotron-340b, or a parasim preset (llama3-405b)
+  }
+  m.num_kv_heads = m.num_attention_heads;
+  m.ffn_hidden_size = 4 * m.hidden_size;
+  return m;
+}
+
+// Narayanan et al. 2021 (arXiv:2104.04473) eq. 3 per token, recompute
+// forward counted: 96 l h² (1 + s/(6h) + V/(16 l h)).
+double MegatronHardwareFlopsPerToken(const ModelSpec& m, double seq) {
+  const double l = static_cast<double>(m.num_layers), h = static_cast<double>(m.hidden_size),
+               v = static_cast<double>(m.vocab_size);
+  return 96 * l * h * h * (1 + seq / (6 * h) + v / (16 * l * h));
+}
+
+// The row's measured tokens/s per GPU from what its source printed.
+double MeasuredTokensPerGpu(const Row& r, const ModelSpec& m) {
+  const double value = std::stod(r.at("published")), gpus = std::stod(r.at("gpus")),
+               gbs = std::stod(r.at("gbs")), seq = std::stod(r.at("seq_len"));
+  const std::string& unit = r.at("published_unit");
+  if (unit == "s_per_iter") return gbs * seq / (value * gpus);
+  if (unit == "megatron_hw_tflops") return value * 1e12 / MegatronHardwareFlopsPerToken(m, seq);
+  return 0;   // model_tflops: compared on TFLOP/s
+}
+
+Report PriceRow(const Row& r, int vp, std::string* cfg) {
+  const int gpus = std::stoi(r.at("gpus")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp")),
+            cp = std::stoi(r.at("cp"));
+  JobSpec job;
+  job.global_batch = std::stoll(r.at("gbs"));
+  job.seq_len = std::stoll(r.at("seq_len"));
+  job.precision = Precision::kBf16;
+  job.stack = r.at("stack");
+  *cfg = "dp=" + std::to_string(gpus / (tp * pp * cp)) + ",tp=" + r.at("tp") + ",pp=" + r.at("pp") +
+         ",cp=" + r.at("cp") + ",mbs=" + r.at("mbs") + ",sharding=" + r.at("sharding") +
+         ",recompute=" + r.at("recompute") + ",sp=" + r.at("sp") + ",vpp=" + std::to_string(vp) +
+         ",schedule=" + (vp > 1 ? "interleaved" : "1f1b");
+  if (!r.at("pp_layers").empty()) *cfg += ",pp_layers=" + r.at("pp_layers");
+  ClusterSpec cluster = LoadCluster(r.at("cluster"), (gpus + 7) / 8);
+  // The run's own inter-node fabric where it differs from the preset's.
+  if (std::stoi(r.at("nics_per_node")) > 0) {
+    cluster.inter_node.nics_per_node = std::stoi(r.at("nics_per_node"));
+    cluster.inter_node.nic_bandwidth = Gbps(std::stod(r.at("nic_gbps")));
+  }
+  const SoftwareStack stack = *FindSoftwareStackPreset(r.at("stack"));
+  return AnalyticalEvaluator(FlagshipModel(r.at("model")), cluster, job, stack).Evaluate(ParseParallelConfig(*cfg));
+}
+
+// The row at its stated vp, or (vp "best": not stated) the fastest of the
+// interleavings a tuned run would try, as planner/published_runs.cc does for
+// Megatron-LM Table 1: feasible ones first; when parasim finds none fits
+// (the run did), the fastest of all, so that the ratio still measures time
+// and the memory miss is reported beside it. The first of equal picks wins.
+Report PriceRowAtBestVp(const Row& r, std::string* cfg) {
+  if (r.at("vp") != "best") return PriceRow(r, std::stoi(r.at("vp")), cfg);
+  Report best;
+  bool have = false;
+  for (int vp : {1, 2, 3, 4, 6, 8}) {
+    std::string c;
+    Report rep = PriceRow(r, vp, &c);
+    if (rep.tokens_per_s_per_gpu <= 0) continue;
+    const bool better = !have || (rep.feasible && !best.feasible) ||
+                        (rep.feasible == best.feasible && rep.tokens_per_s_per_gpu > best.tokens_per_s_per_gpu);
+    if (better) {
+      best = std::move(rep);
+      *cfg = c;
+      have = true;
+    }
+  }
+  if (!have) return PriceRow(r, 1, cfg);   // none priced: the plain schedule says why
+  return best;
+}
+
+std::string Bucket(const char* name, int degree) { return std::string(name) + "=" + std::to_string(degree); }
+
+}  // namespace
+
+TEST_CASE("planner: flagship runs' printed throughputs agree with each other under their FLOP formulas",
+          "[planner]") {
+  // BLOOM: 150 TFLOP/s by eq. 3 and the README's 105 s per iteration
+  // (2048 x 2048 tokens on 384 GPUs) are the same speed within 1%.
+  const ModelSpec bloom = FlagshipModel("bloom-176b");
+  CHECK(150e12 / MegatronHardwareFlopsPerToken(bloom, 2048) == Approx(2048.0 * 2048 / (105 * 384)).epsilon(0.01));
+  // MT-NLG: 60.1 / 50.2 / 44.4 s per iteration are the paper's 126 / 121 /
+  // 113 TFLOP/s by eq. 3 (recompute counted) within 1%.
+  const ModelSpec mtnlg = FlagshipModel("mt-nlg-530b");
+  const double per_token = MegatronHardwareFlopsPerToken(mtnlg, 2048);
+  const double kNodes[] = {280, 350, 420}, kSeconds[] = {60.1, 50.2, 44.4}, kTflops[] = {126, 121, 113};
+  for (int i = 0; i < 3; ++i) {
+    INFO(kNodes[i] << " nodes");
+    CHECK(1920.0 * 2048 / (kSeconds[i] * kNodes[i] * 8) * per_token / 1e12 == Approx(kTflops[i]).epsilon(0.01));
+  }
+  // Megatron-LM's GPT-3 175B: "around 32 seconds" per iteration of 1536 x
+  // 2048 tokens on 1024 GPUs is its 138 TFLOP/s within 1%.
+  const ModelSpec gpt3 = FlagshipModel("megatron-gpt3-175b");
+  CHECK(1536.0 * 2048 / (32 * 1024) * MegatronHardwareFlopsPerToken(gpt3, 2048) / 1e12 == Approx(138).epsilon(0.01));
+  // Llama 3: 430 TFLOP/s is the printed 43% BF16 MFU of the H100's 989.
+  CHECK(430.0 / 989.4 == Approx(0.43).epsilon(0.02));
+}
+
+TEST_CASE("planner: predicted/measured throughput on published flagship runs", "[planner]") {
+  const auto csv = testing::ReadCsv(testing::DataPath("throughput_flagship_runs.csv"));
+  REQUIRE(csv.size() == 12);
+  const bool print = std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE") != nullptr;
+  std::map<std::string, std::vector<double>> by_group;
+  std::vector<double> ratios;
+  int not_expressible = 0, infeasible = 0;
+  for (const auto& r : csv) {
+    const std::string what = r.at("model") + " on " + r.at("gpus") + " GPUs";
+    if (!r.at("expressible").empty()) {
+      ++not_expressible;
+      if (print) std::printf("not expressible: %s: %s\n", what.c_str(), r.at("expressible").c_str());
+      continue;
+    }
+    const int gpus = std::stoi(r.at("gpus")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp")),
+              cp = std::stoi(r.at("cp"));
+    REQUIRE(gpus % (tp * pp * cp) == 0);
+    REQUIRE(r.at("precision") == "bf16");
+    REQUIRE(FindSoftwareStackPreset(r.at("stack")).has_value());
+    std::string cfg;
+    const Report rep = PriceRowAtBestVp(r, &cfg);
+    INFO(what << " " << cfg << ": " << rep.infeasible_reason);
+    REQUIRE(rep.tokens_per_s_per_gpu > 0);
+    REQUIRE(std::isfinite(rep.tokens_per_s_per_gpu));
+    infeasible += !rep.feasible;
+    const ModelSpec model = FlagshipModel(r.at("model"));
+    double ratio = 0, measured_tokens = 0;
+    if (r.at("published_unit") == "model_tflops") {
+      ratio = rep.tflops_per_gpu / std::stod(r.at("published"));
+      measured_tokens = rep.tokens_per_s_per_gpu / ratio;
+    } else {
+      measured_tokens = MeasuredTokensPerGpu(r, model);
+      REQUIRE(measured_tokens > 0);
+      ratio = rep.tokens_per_s_per_gpu / measured_tokens;
+    }
+    REQUIRE(std::isfinite(ratio));
+    ratios.push_back(ratio);
+    by_group[r.at("cluster") + "," + Bucket("tp", tp) + "," + Bucket("pp", pp)].push_back(ratio);
+    if (print) {
+      const double step = rep.step_time.si();
+      std::printf("| %s | %d | %s | %.1f | %.1f | %s | %.3f | step %.2f s: compute %.2f, bubble %.2f, "
+                  "exposed comm %.2f",
+                  r.at("model").c_str(), gpus, cfg.c_str(), measured_tokens, rep.tokens_per_s_per_gpu,
+                  rep.feasible ? "yes" : "no", ratio, step, rep.compute.si(), rep.bubble.si(), rep.exposed_comm.si());
+      for (const auto& e : rep.by_dimension) {
+        std::printf(", %s %.2f/%.2f", e.name.c_str(), e.total.si(), e.exposed.si());
+      }
+      std::printf(" | mem %.1f GB %s |\n", rep.memory_per_gpu.si() / 1e9,
+                  rep.feasible ? "" : rep.infeasible_reason.c_str());
+      std::printf("  memory GB:");
+      for (const auto& [k, v] : rep.memory_breakdown_bytes) std::printf(" %s %.1f", k.c_str(), v / 1e9);
+      std::printf("\n");
+    }
+  }
+  CHECK(not_expressible == 1);
+  REQUIRE(ratios.size() == 11);
+  std::vector<double> errors;
+  for (double v : ratios) errors.push_back(std::fabs(v - 1));
+  if (print) {
+    for (const auto& [g, v] : by_group) std::printf("| %s | %zu | %.3f |\n", g.c_str(), v.size(), Median(v));
+    std::printf("all: %zu rows (%d infeasible in parasim), median ratio %.3f, median |ratio - 1| %.1f%%\n",
+                ratios.size(), infeasible, Median(ratios), 100 * Median(errors));
+  }
+  // Committed in docs/accuracy.md "Throughput ratios: flagship runs".
+  CHECK(Median(errors) <= 0.169 + 0.02);
+}
