@@ -144,7 +144,8 @@ void AddB200Ib(std::vector<Row>& rows) {
     row.model = ForcedBusBw(g, f, p, row.bytes, algo == "Tree" ? CollectiveAlgo::kTree : CollectiveAlgo::kNvlsTree);
     row.model_ring = ForcedBusBw(g, f, p, row.bytes, CollectiveAlgo::kRing);
     for (const auto& q : csv)
-      if (q.at("collective") == "all_reduce" && q.at("nccl_algo_config") == "Ring" && std::stoi(q.at("num_nodes")) == nodes)
+      if (q.at("collective") == "all_reduce" && q.at("nccl_algo_config") == "Ring" &&
+          std::stoi(q.at("num_nodes")) == nodes)
         row.measured_ring = std::stod(q.at("peak_busbw_GBps")) * 1e9;
     rows.push_back(row);
   }
