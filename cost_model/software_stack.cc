@@ -622,8 +622,9 @@ SoftwareStack MegatronDeepSpeed() {
   // copy_bytes' 4 B, times the eager slowdown measured above (as nanotron's
   // fp32 accumulator). bf16 only: the fp16 (FP16_Optimizer) and fp32 paths
   // keep gradients in .grad until the step (tests/data/stacks/
-  // sailor-megatron-deepspeed-fp32.yaml sets 0).
-  s.copy_passes_backward = 18.0 / 4.0 * kEagerMemoryBoundMeasured;
+  // sailor-megatron-deepspeed-fp32.yaml trains in fp32: StackForPrecision
+  // drops the fold).
+  s.grad_fold_passes = 18.0 / 4.0 * kEagerMemoryBoundMeasured;
   s.supports_zero1 = true;
   s.supports_fsdp = false;
   s.supports_interleaved = false;
@@ -718,7 +719,7 @@ SoftwareStack Nanotron() {
   // or in the DDP hook on the sync step): r4 r2 w4 = 10 B per parameter,
   // eager, 2.5 passes of copy_bytes' 4 B.
   s.copy_passes_forward = 0;
-  s.copy_passes_backward = 10.0 / 4.0 * kEagerMemoryBoundMeasured;
+  s.grad_fold_passes = 10.0 / 4.0 * kEagerMemoryBoundMeasured;
   // ZeRO-0 over dp > 1 wraps the model in torch DistributedDataParallel
   // (a756526 src/nanotron/trainer.py _init_model: make_ddp = dp > 1 and not
   // (accumulate_grad_in_fp32 and zero_stage > 0); bucket_cap_mb 25), whose

@@ -5,6 +5,7 @@
 
 #include "core/parallel_config.h"
 #include "cost_model/layer_cost.h"
+#include "cost_model/precision.h"
 #include "cost_model/software_stack.h"
 #include "tests/cost_model/collective_test_util.h"
 #include "test_specs.h"
@@ -44,9 +45,15 @@ TEST_CASE("cost_model: megatron-deepspeed's bf16 gradient fold is 18 B per local
   CHECK(tp2.bwd.copy < tp1.bwd.copy);
 }
 
-TEST_CASE("cost_model: Sailor's fp32 Megatron-DeepSpeed stack has no bf16 gradient fold", "[cost_model]") {
+TEST_CASE("cost_model: fp32 training has no bf16 gradient fold", "[cost_model]") {
   // fp32 training builds no BF16_Optimizer: autograd accumulates into the fp32 .grad.
-  const SoftwareStack fp32 = LoadSoftwareStack(testing::DataPath("stacks/sailor-megatron-deepspeed-fp32.yaml"));
-  CHECK(fp32.copy_passes_backward == 0);
-  CHECK(LoadSoftwareStack("megatron-deepspeed").copy_passes_backward == Approx(18.0 / 4.0 * kEager));
+  const SoftwareStack ds = LoadSoftwareStack("megatron-deepspeed");
+  CHECK(ds.grad_fold_passes == Approx(18.0 / 4.0 * kEager));
+  CHECK(ds.copy_passes_backward == LoadSoftwareStack("megatron-lm-2021").copy_passes_backward);
+  CHECK(StackForPrecision(ds, Precision::kFp32).grad_fold_passes == 0);
+  CHECK(StackForPrecision(ds, Precision::kBf16).grad_fold_passes == ds.grad_fold_passes);
+  const SoftwareStack sailor = LoadSoftwareStack(testing::DataPath("stacks/sailor-megatron-deepspeed-fp32.yaml"));
+  CHECK(StackForPrecision(sailor, Precision::kFp32).grad_fold_passes == 0);
+  // nanotron's FP32GradientAccumulator is the same fold (10 B per parameter).
+  CHECK(LoadSoftwareStack("nanotron").grad_fold_passes == Approx(10.0 / 4.0 * kEager));
 }

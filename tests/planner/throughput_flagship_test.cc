@@ -109,9 +109,7 @@ Report PriceRow(const Row& r, int vp, std::string* cfg) {
   // are equal), without megatron-deepspeed's per-micro-batch fold of bf16
   // gradients into fp32 (DeepSpeed's BF16_Optimizer, bf16 only): under fp16
   // autograd accumulates into the fp16 .grad until the step.
-  if (r.at("precision") == "fp16" && stack.name == "megatron-deepspeed") {
-    stack.copy_passes_backward = FindSoftwareStackPreset("megatron-lm-2021")->copy_passes_backward;
-  }
+  if (r.at("precision") == "fp16") stack.grad_fold_passes = 0;
   return AnalyticalEvaluator(FlagshipModel(r.at("model")), cluster, job, stack).Evaluate(ParseParallelConfig(*cfg));
 }
 
