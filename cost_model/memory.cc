@@ -293,12 +293,16 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   e.reserve = s.reserve_bytes;
   e.context = s.cuda_context_bytes;
   e.kept_buffers = in.kept_buffers;
-  // After backward the activations are freed: the states, the kept buffers
-  // and the largest of what reduction, optimizer step and ZeRO-1's
-  // all-gather (which runs after the step's temporaries are freed) allocate.
-  e.allocated_after_backward = e.weights + e.grads + e.optimizer + e.kept_buffers +
+  // The GEMM libraries' workspaces: taken from the caching allocator at the
+  // first GEMM of each thread and kept (never freed between steps).
+  e.gemm_workspaces = s.gemm_workspace_bytes;
+  // After backward the activations are freed: the states, the kept buffers,
+  // the workspaces and the largest of what reduction, optimizer step and
+  // ZeRO-1's all-gather (which runs after the step's temporaries are freed) allocate.
+  e.allocated_after_backward = e.weights + e.grads + e.optimizer + e.kept_buffers + e.gemm_workspaces +
                                std::max({ph.reduce, ph.optimizer, step_buffers});
-  const double persistent = e.weights + e.grads + e.optimizer + e.kept_buffers + e.reserve + e.context;
+  const double persistent =
+      e.weights + e.grads + e.optimizer + e.kept_buffers + e.gemm_workspaces + e.reserve + e.context;
   e.total = persistent + peak + step_segments;
   if (step_segments > 0 && in.device_bytes > 0 && e.total > in.device_bytes) {
     // A cudaMalloc that fails makes the allocator release its cached free
@@ -412,7 +416,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
 std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   // Built in place (the evaluator asks once per config).
   std::vector<std::pair<std::string, double>> out;
-  out.reserve(11);
+  out.reserve(12);
   out.emplace_back("weights", weights);
   out.emplace_back("gathered_weights", gathered_weights);
   out.emplace_back("gradients", grads);
@@ -422,6 +426,7 @@ std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   out.emplace_back("activations", activations);
   out.emplace_back("logits", logits);
   if (kept_buffers > 0) out.emplace_back("kept_buffers", kept_buffers);   // only stacks that keep any
+  if (gemm_workspaces > 0) out.emplace_back("gemm_workspaces", gemm_workspaces);   // only stacks that charge them
   out.emplace_back("reserve", reserve);
   out.emplace_back("cuda_context", context);
   return out;

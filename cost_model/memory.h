@@ -6,7 +6,8 @@
 // gathered weights, gradient temporaries), gradient reduction (the flattened
 // bucket) or the optimizer step (its temporaries) — never their sum. The
 // CUDA context and the stack's reserve (NCCL buffers, workspaces) come on top:
-// the total is what nvidia-smi shows.
+// the total is what nvidia-smi shows. The GEMM libraries' workspaces
+// (stack.gemm_workspace_bytes) are persistent and allocated.
 #pragma once
 
 #include <string>
@@ -185,8 +186,9 @@ struct MemoryEstimate {
   double gathered_weights = 0, grad_temporaries = 0, activations = 0, logits = 0, optimizer_temporaries = 0;
   double reserve = 0, context = 0;  // NCCL buffers/workspaces; CUDA context
   double kept_buffers = 0;          // MemoryInputs::kept_buffers (persistent, allocated)
+  double gemm_workspaces = 0;       // stack.gemm_workspace_bytes (persistent, allocated)
   // The allocated peak from the end of the last backward through the
-  // optimizer step (persistent states, kept buffers, then the largest of the
+  // optimizer step (persistent states, kept buffers, GEMM workspaces, then the largest of the
   // gradient reduction's and the optimizer step's temporaries and ZeRO-1's
   // post-step all-gather buffers): what torch.cuda.max_memory_allocated()
   // reports when its peak is reset as backward ends (nanotron's log_memory).

@@ -54,6 +54,33 @@ constexpr double kEagerOptimizerMeasured = 1.1031351431813704;   // 88.25 / 80 B
 constexpr int kEagerKernelsPerLayerMeasured = 44;
 constexpr double kEagerKernelGapMeasured = 2.757510711870859e-06;
 
+// GEMM workspaces the caching allocator holds for the whole run (counted by
+// torch.cuda.memory_allocated). PyTorch gives each cuBLAS handle, per stream,
+// its own workspace from CUDACachingAllocator (pytorch/pytorch 26a39059
+// aten/src/ATen/cuda/CublasHandlePool.cpp, setWorkspaceForHandle /
+// parseChosenWorkspaceSize: CUBLAS_WORKSPACE_CONFIG default ":4096:2:16:8" =
+// 8.125 MiB, 4096 KiB x 8 = 32 MiB on sm90; Hopper's 32 MiB since pytorch
+// PR #89027, torch 2.0; through the allocator since PR #83461, torch 1.13).
+// Handles are per thread (DeviceThreadHandlePool's thread-local PoolWindow):
+// the forward's GEMMs run on the Python thread, the backward's on autograd's
+// device thread, on the same stream: two handles, two workspaces. Hopper
+// values (the presets' H100 recipes); an A100 holds 2 x 8.125 MiB instead
+// (0.05 GB less, not separated per architecture). PyTorch's cuBLASLt
+// workspace (1 MiB per handle by default, CUBLASLT_WORKSPACE_SIZE) is left
+// out: in the torch versions of these presets it is either allocated per call
+// or 1/32 of the above.
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kTorchCublasWorkspaceHopper = 4096.0 * 8 * 1024;   // ":4096:8"
+constexpr double kTorchGemmThreads = 2;   // forward (Python) thread, autograd device thread
+constexpr double kTorchGemmWorkspaces = kTorchGemmThreads * kTorchCublasWorkspaceHopper;
+// Transformer Engine's own cuBLASLt workspace, one per device for its GEMMs
+// (NVIDIA/TransformerEngine d0067d0 transformer_engine/pytorch/cpp_extensions/
+// gemm.py: get_cublas_workspace, lru-cached torch.empty of
+// get_cublas_workspace_size_bytes() = 32 MiB + 1024 B on sm >= 90, 4 MiB
+// before). Its grouped-GEMM (MoE, one per compute stream) and userbuffers
+// (x3) workspaces are not counted.
+constexpr double kTeCublasWorkspaceHopper = 32 * kMiB + 1024;
+
 SoftwareStack PyTorchFsdp() {
   SoftwareStack s;
   s.name = "pytorch-fsdp";
@@ -139,11 +166,16 @@ SoftwareStack PyTorchFsdp() {
   // 3 for most ranks (ASSUMPTION: no measurement of NCCL's HBM traffic).
   s.nccl_memory_passes = 3;
   // NCCL buffers (NCCL_BUFFSIZE 4 MiB × 3 protocols × 2 peers × 16 channels
-  // ≈ 0.4 GB per communicator, several communicators) and cuBLAS workspaces
-  // ≈ 2.0 GB, plus the CUDA context ≈ 0.5 GB: the 2.5 GB this stack always
-  // charged, split (ASSUMPTION, typical nvidia-smi overhead; docs/DECISIONS.md).
+  // ≈ 0.4 GB per communicator, several communicators) and the like, outside
+  // the caching allocator ≈ 2.0 GB, plus the CUDA context ≈ 0.5 GB: the 2.5 GB
+  // this stack always charged, split (ASSUMPTION, typical nvidia-smi overhead;
+  // docs/DECISIONS.md). The GEMM workspaces, once counted in it, are
+  // gemm_workspace_bytes now (allocated); the value was kept.
   s.reserve_bytes = 2.0e9;
   s.cuda_context_bytes = 0.5e9;
+  // PyTorch 2.3's two cuBLAS workspaces on Hopper (above): allocated, so
+  // beside (not inside) the reserve, which stays the unitemised assumption.
+  s.gemm_workspace_bytes = kTorchGemmWorkspaces;
   s.fragmentation = 1.05;  // PyTorch caching allocator slack (ASSUMPTION)
   s.fsdp_pp_accumulate_unsharded = true;
   // Sinha et al. SC'22 (arXiv:2208.11035): 8% average performance variation
@@ -388,9 +420,13 @@ SoftwareStack MegatronCore() {
   s.nccl_memory_passes = 3;  // as pytorch-fsdp: NCCL's data path
   s.fragmentation = 1.05;
   s.overlap_param_gather = true;   // --overlap-param-gather (recommended in Megatron-LM README)
-  s.reserve_bytes = 2.0e9;        // as pytorch-fsdp: NCCL buffers + workspaces (ASSUMPTION)
+  s.reserve_bytes = 2.0e9;        // as pytorch-fsdp: NCCL buffers, outside the allocator (ASSUMPTION)
   s.straggler_sigma = 0.0089;     // as pytorch-fsdp (Sinha et al. SC'22)
   s.cuda_context_bytes = 0.5e9;
+  // Transformer Engine's GEMM workspace, and PyTorch's two cuBLAS ones: the
+  // output layer (Megatron's ColumnParallelLinear, torch.matmul) runs its
+  // forward and backward GEMMs through torch (above).
+  s.gemm_workspace_bytes = kTorchGemmWorkspaces + kTeCublasWorkspaceHopper;
   // NVIDIA/Megatron-LM d98e8a64ddf34856e74b24714e3bedb2f5a39553: DDP bucket
   // max(40000000, 1000000·dp) parameters (megatron/core/distributed/
   // distributed_data_parallel.py:134), views of one contiguous grad buffer
@@ -528,6 +564,10 @@ SoftwareStack MegatronLm2021() {
   // --checkpoint-num-layers); the block method came later.
   s.supports_partial_recompute = false;
   s.tp_overlap_gemm_slowdown = 0;   // no userbuffers in 2021
+  // PyTorch 1.8-1.9 of those containers left cuBLAS to allocate its own
+  // workspace (cudaMalloc outside the caching allocator, until pytorch PR
+  // #83461, torch 1.13): nvidia-smi's reserve, not allocated. No TE.
+  s.gemm_workspace_bytes = 0;
   return s;
 }
 
@@ -591,6 +631,9 @@ SoftwareStack MegatronDeepSpeed() {
   s.grad_bucket_elements = 5e8;
   s.flatten_grad_buckets = true;
   s.overlap_grad_reduce = false;
+  // Megatron-DeepSpeed runs on PyTorch 2.x (ASSUMPTION: its active years,
+  // 2023-2024): the two cuBLAS workspaces from the allocator (above). No TE.
+  s.gemm_workspace_bytes = kTorchGemmWorkspaces;
   // DeepSpeed's pipeline engine keeps each micro-batch's last-stage output in
   // pipe_buffers['outputs'][buffer]: _exec_backward_pass returns on the last
   // stage before the line that clears it (deepspeed/runtime/pipe/engine.py;
@@ -646,6 +689,9 @@ SoftwareStack Nanotron() {
   s.fp4_param_gather = false;
   s.saves_quantized_inputs = false;   // no Transformer Engine modules
   s.quantized_weight_cache = false;
+  // No Transformer Engine: PyTorch's two cuBLAS workspaces only (above; the
+  // sweep's conda environment "2-1-cu121", by its name torch 2.1 with CUDA 12.1: 32 MiB on H100).
+  s.gemm_workspace_bytes = kTorchGemmWorkspaces;
   // nanotron's GLUActivation computes act(gate) * up unfused (models/llama.py).
   s.swiglu_saves_input_only = false;
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";

@@ -85,8 +85,13 @@ struct SoftwareStack {
   int nccl_channels = 16;              // SMs an overlapping NCCL kernel occupies (interference)
   double nccl_memory_passes = 3;       // HBM bytes per bus byte NCCL moves (interference on memory-bound ops)
   bool separate_compute_copy = true;   // a bf16 copy beside fp32 params (autocast / FSDP mixed precision)
-  double reserve_bytes = 2.0e9;        // NCCL buffers, cuBLAS workspaces (outside the allocator's peak)
+  double reserve_bytes = 2.0e9;        // NCCL buffers, memory outside the caching allocator
   double cuda_context_bytes = 0.5e9;   // CUDA context + kernel images (nvidia-smi, never allocated)
+  // GEMM libraries' workspaces the framework takes from the caching allocator
+  // and keeps for the whole run (PyTorch's cuBLAS workspace per handle and
+  // stream, Transformer Engine's cuBLASLt one): bytes per GPU, persistent, so
+  // in the allocated, reserved and nvidia-smi figures alike.
+  double gemm_workspace_bytes = 0;
   double fragmentation = 1.05;         // caching-allocator overhead on dynamic memory
   // Memory as the framework runs (memory.h: a peak over phases).
   double activation_bytes = 2;         // saved-activation dtype: 2 bf16/fp16, 4 fp32 training

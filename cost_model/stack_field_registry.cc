@@ -62,8 +62,10 @@ const std::vector<StackField>& StackFields() {
       Count("nccl_channels", &St::nccl_channels, "SMs an overlapping NCCL kernel takes", 0),
       Real("nccl_memory_passes", &St::nccl_memory_passes, 0, "HBM bytes per NCCL bus byte"),
       Flag("separate_compute_copy", &St::separate_compute_copy, "bf16 copy beside fp32 params"),
-      Real("reserve_bytes", &St::reserve_bytes, 0, "NCCL buffers, workspaces"),
+      Real("reserve_bytes", &St::reserve_bytes, 0, "NCCL buffers, memory outside the caching allocator"),
       Real("cuda_context_bytes", &St::cuda_context_bytes, 0, "CUDA context (nvidia-smi, not allocated)"),
+      Real("gemm_workspace_bytes", &St::gemm_workspace_bytes, 0,
+           "cuBLAS/cuBLASLt workspaces from the caching allocator (persistent, allocated)"),
       Real("fragmentation", &St::fragmentation, 1, "allocator factor on dynamic memory (>= 1)"),
       Real("activation_bytes", &St::activation_bytes, 1, "saved-activation dtype bytes (2 bf16, 4 fp32)", 8.0),
       Real("optimizer_temp_bytes", &St::optimizer_temp_bytes, 0, "bytes/param: optimizer-step temporaries"),
@@ -147,7 +149,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 

@@ -116,12 +116,12 @@ TEST_CASE("cost_model: memory against 36 measured Megatron-DeepSpeed peaks (Sail
   const double median = Median(abs_errors), worst = Worst(abs_errors);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.019;
+  constexpr double kRecordedMedian = 0.017;
   CHECK(median <= kRecordedMedian + 0.02);
   // The worst row (GPT-Neo N8_D2, +30%: 8 GB below its dp-4 twin, which the
   // model matches) and the small-micro-batch GH200 rows (~2 GB under) exceed
   // the issue's 20% target (docs/accuracy.md says why): bounded where they are.
-  constexpr double kRecordedWorst = 0.304;
+  constexpr double kRecordedWorst = 0.306;
   CHECK(worst <= kRecordedWorst + 0.02);
 }
 
@@ -174,7 +174,7 @@ TEST_CASE("cost_model: memory against torchtitan's published Llama 3.1 8B FSDP p
   // 8 → 128 GPUs shards the states 16× thinner: the measured drop (15.4 GiB) and the predicted one agree.
   CHECK_THAT(rows[0].predicted - rows[2].predicted, Catch::Matchers::WithinRel(rows[0].measured - rows[2].measured, 0.1));
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.011, kRecordedWorst = 0.025;
+  constexpr double kRecordedMedian = 0.010, kRecordedWorst = 0.024;
   CHECK(Median(abs_errors) <= kRecordedMedian + 0.02);
   CHECK(Worst(abs_errors) <= kRecordedWorst + 0.02);
 }
@@ -264,7 +264,7 @@ TEST_CASE("cost_model: memory against torchtitan's Float8 and 2D/3D/4D peaks", "
   // Table 6 (same tokens per GPU): the measured peak grows with cp; the prediction never falls.
   for (int i = 11; i < 14; ++i) CHECK(rows[i].predicted >= rows[i - 1].predicted);
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.090, kRecordedWorst = 0.268;
+  constexpr double kRecordedMedian = 0.088, kRecordedWorst = 0.267;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
@@ -278,7 +278,7 @@ TEST_CASE("cost_model: memory against torchao's float8 torchtitan benchmark peak
   CHECK_THAT(rows[1].predicted, Catch::Matchers::WithinRel(rows[0].predicted, 0.003));
   CHECK(rows[2].predicted == rows[0].predicted);
   INFO("worst |error| " << 100 * worst << "%");
-  constexpr double kRecordedWorst = 0.027;
+  constexpr double kRecordedWorst = 0.025;
   CHECK(worst <= kRecordedWorst + 0.02);
 }
 
@@ -447,7 +447,7 @@ TEST_CASE("cost_model: memory against Megatron-Core's CI allocated peaks (Megatr
   CHECK(rows[8].predicted < rows[4].predicted);
   CHECK(rows[8].measured < rows[4].measured);
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.026, kRecordedWorst = 0.131;
+  constexpr double kRecordedMedian = 0.014, kRecordedWorst = 0.038;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
@@ -573,7 +573,7 @@ TEST_CASE("cost_model: memory against the nanotron sweep's measured reserved pea
   CHECK(over_capacity == 0);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.104, kRecordedWorst = 1.471;
+  constexpr double kRecordedMedian = 0.100, kRecordedWorst = 1.473;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
@@ -621,9 +621,21 @@ TEST_CASE("cost_model: memory against the nanotron sweep's measured allocated pe
   CHECK(abs_errors.size() == 1739);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.015, kRecordedWorst = 0.253;
+  constexpr double kRecordedMedian = 0.002, kRecordedWorst = 0.237;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
+  // At tp = 1 (no kept TP buffers; states counted to the byte) the measured
+  // allocated peak sat a constant 64-85 MB above the model: PyTorch's two
+  // cuBLAS workspaces (2 x 32 MiB = 67.1 MB on H100). With them counted the
+  // median remainder is within 16 MiB either way.
+  std::vector<double> tp1_remainder;
+  for (const NanotronMemoryRow& r : rows)
+    if (r.expressible && !r.allocated.suspect && r.run.tp == 1)
+      tp1_remainder.push_back(r.allocated.measured - r.allocated.predicted);
+  REQUIRE(tp1_remainder.size() > 100);
+  const double remainder = Median(tp1_remainder);
+  INFO("tp = 1 median allocated remainder " << remainder / 1e6 << " MB");
+  CHECK(std::fabs(remainder) <= 16.0 * 1024 * 1024);
 }
 
 TEST_CASE("cost_model: memory against every measured reference, combined", "[cost_model][memory]") {
@@ -643,7 +655,7 @@ TEST_CASE("cost_model: memory against every measured reference, combined", "[cos
     std::printf("combined: %zu rows, median |error| %.1f%%, worst %.1f%%\n", abs_errors.size(), 100 * median,
                 100 * worst);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
-  constexpr double kRecordedMedian = 0.102, kRecordedWorst = 1.471;
+  constexpr double kRecordedMedian = 0.098, kRecordedWorst = 1.473;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }

@@ -77,8 +77,52 @@ TEST_CASE("cost_model: sharding modes order memory ddp > zero1 > zero2-replicate
   CHECK(ddp > z1);
   CHECK(z1 > z2r);
   CHECK(z2 > z3);
-  // Megatron DDP: 2 + 4 + 12 = 18 bytes per parameter, plus the reserve and the CUDA context.
-  CHECK_THAT(ddp - s.reserve_bytes - s.cuda_context_bytes, WithinRel(18.0 * 7e9, 1e-12));
+  // Megatron DDP: 2 + 4 + 12 = 18 bytes per parameter, plus the reserve, the
+  // CUDA context and the GEMM workspaces.
+  CHECK_THAT(ddp - s.reserve_bytes - s.cuda_context_bytes - s.gemm_workspace_bytes, WithinRel(18.0 * 7e9, 1e-12));
+}
+
+TEST_CASE("cost_model: GEMM workspaces are persistent allocated bytes, charged once", "[cost_model][memory]") {
+  // PyTorch: one cuBLAS workspace per thread that runs GEMMs (forward's
+  // Python thread, autograd's device thread), 4096 KiB x 8 each on Hopper;
+  // Transformer Engine adds its own cuBLASLt one, 32 MiB + 1024 B.
+  const double mib = 1024.0 * 1024.0;
+  CHECK(LoadSoftwareStack("nanotron").gemm_workspace_bytes == 2 * 32 * mib);
+  CHECK(LoadSoftwareStack("pytorch-fsdp").gemm_workspace_bytes == 2 * 32 * mib);
+  CHECK(LoadSoftwareStack("torchtitan").gemm_workspace_bytes == 2 * 32 * mib);
+  CHECK(LoadSoftwareStack("megatron-core").gemm_workspace_bytes == 3 * 32 * mib + 1024);
+  // Before torch 1.13 cuBLAS allocated its workspace itself (the reserve).
+  CHECK(LoadSoftwareStack("megatron-lm-2021").gemm_workspace_bytes == 0);
+
+  SoftwareStack with = LoadSoftwareStack("megatron-core");
+  SoftwareStack without = with;
+  without.gemm_workspace_bytes = 0;
+  with.gemm_workspace_bytes = 96 * mib;
+  MemoryInputs in;
+  in.params.dense = 1e9;
+  in.params.largest_layer = 1e8;
+  in.shard_group = 8;
+  in.activation_bytes = 5e9;
+  for (ShardingMode m : {ShardingMode::kDdp, ShardingMode::kZero1, ShardingMode::kZero3}) {
+    in.sharding = m;
+    const MemoryEstimate a = EstimateMemory(with, in), b = EstimateMemory(without, in);
+    // Exactly W more in every figure (not scaled by fragmentation, not a phase).
+    CHECK(a.gemm_workspaces == 96 * mib);
+    CHECK_THAT(a.total - b.total, WithinRel(96 * mib, 1e-12));
+    CHECK_THAT(a.Allocated() - b.Allocated(), WithinRel(96 * mib, 1e-12));
+    CHECK_THAT(a.allocated_after_backward - b.allocated_after_backward, WithinRel(96 * mib, 1e-12));
+    CHECK(a.phases.Peak() == b.phases.Peak());
+    CHECK(std::string(a.peak_phase) == b.peak_phase);
+    // The breakdown names it (and sums to the total); a stack without one has no line.
+    double sum = 0, listed = 0;
+    for (const auto& [name, bytes] : a.Breakdown()) {
+      sum += bytes;
+      if (name == "gemm_workspaces") listed = bytes;
+    }
+    CHECK(listed == 96 * mib);
+    CHECK_THAT(sum, WithinRel(a.total, 1e-12));
+    for (const auto& [name, bytes] : b.Breakdown()) CHECK(name != "gemm_workspaces");
+  }
 }
 
 TEST_CASE("cost_model: memory is a peak over phases, never their sum", "[cost_model]") {
@@ -91,7 +135,7 @@ TEST_CASE("cost_model: memory is a peak over phases, never their sum", "[cost_mo
   in.logits_bytes = 6e9;
   in.working_bytes = 4e9;
   const MemoryEstimate e = EstimateMemory(s, in);
-  const double persistent = e.weights + e.grads + e.optimizer;
+  const double persistent = e.weights + e.grads + e.optimizer + e.gemm_workspaces;
   // Logits (end of forward) and the recompute working set (backward) never coexist.
   CHECK_THAT(e.total - persistent - e.reserve - e.context, WithinRel(s.fragmentation * 16e9, 1e-12));
   CHECK(std::string(e.peak_phase) == "forward-end");
@@ -362,7 +406,8 @@ TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a
   in.device_bytes = 12e9;
   in.activation_bytes = 1e9;
   const MemoryEstimate oom = EstimateMemory(s, in);
-  CHECK_THAT(oom.total, WithinRel(oom.weights + oom.grads + oom.optimizer + oom.reserve + oom.context + 4e9 + 2e9 / 8,
+  CHECK_THAT(oom.total, WithinRel(oom.weights + oom.grads + oom.optimizer + oom.gemm_workspaces + oom.reserve +
+                                      oom.context + 4e9 + 2e9 / 8,
                                   1e-12));
   CHECK(oom.total > 12e9);
 }
@@ -377,18 +422,20 @@ TEST_CASE("cost_model: kept buffers add to every phase; the allocated peak after
   CHECK_THAT(with.total - without.total, WithinRel(3e9, 1e-12));
   CHECK_THAT(with.allocated_after_backward - without.allocated_after_backward, WithinRel(3e9, 1e-12));
   CHECK(with.peak_phase == without.peak_phase);
-  // States + kept buffers + ZeRO-1's all-gather buffers (4 B per local
-  // parameter + the flattened own shard), the largest post-backward
-  // transient here; no activations, no reserve, no context.
+  // States + kept buffers + GEMM workspaces + ZeRO-1's all-gather buffers
+  // (4 B per local parameter + the flattened own shard), the largest
+  // post-backward transient here; no activations, no reserve, no context.
   CHECK_THAT(with.allocated_after_backward,
-             WithinRel(with.weights + with.grads + with.optimizer + 3e9 + 4e9 + 2e9 / 8, 1e-12));
+             WithinRel(with.weights + with.grads + with.optimizer + 3e9 + s.gemm_workspace_bytes + 4e9 + 2e9 / 8,
+                       1e-12));
   // Activations never reach it.
   in.activation_bytes = 30e9;
   CHECK(EstimateMemory(s, in).allocated_after_backward == with.allocated_after_backward);
-  // DDP: states, kept buffers and the optimizer step's temporaries (0 in
-  // nanotron's preset) only.
+  // DDP: states, kept buffers, GEMM workspaces and the optimizer step's
+  // temporaries (0 in nanotron's preset) only.
   in.sharding = ShardingMode::kDdp;
   const MemoryEstimate ddp = EstimateMemory(s, in);
   CHECK_THAT(ddp.allocated_after_backward,
-             WithinRel(ddp.weights + ddp.grads + ddp.optimizer + 3e9 + ddp.phases.optimizer, 1e-12));
+             WithinRel(ddp.weights + ddp.grads + ddp.optimizer + 3e9 + s.gemm_workspace_bytes + ddp.phases.optimizer,
+                       1e-12));
 }
