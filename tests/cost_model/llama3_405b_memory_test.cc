@@ -59,7 +59,8 @@ Report Price(const Row& r, int vp) {
   const int dp = r.gpus / (kTp * kPp * r.cp);
   // CP as the paper runs it: K and V all-gathered (§3.3.2), not Megatron-Core's default p2p ring.
   const std::string cp = r.cp > 1 ? std::to_string(r.cp) + ",cp_comm=allgather" : "1";
-  const std::string cfg = "dp=" + std::to_string(dp) + ",tp=8,pp=16,cp=" + cp + ",mbs=1,sharding=zero1,recompute=none,sp=on,vpp=" + std::to_string(vp) +
+  const std::string cfg = "dp=" + std::to_string(dp) + ",tp=8,pp=16,cp=" + cp +
+                          ",mbs=1,sharding=zero1,recompute=none,sp=on,vpp=" + std::to_string(vp) +
                           ",schedule=interleaved,pp_layers=7:8:8:8:8:8:8:8:8:8:8:8:8:8:8:7";
   return AnalyticalEvaluator(LoadModel("llama3-405b"), LoadCluster("dgx-h100", r.gpus / 8), job,
                              LoadSoftwareStack("megatron-core"))
