@@ -222,7 +222,7 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   u.params = u.dense_params + (m.moe ? mlp_params : 0.0);
   const double copy_bytes = 2.0 * s.compute_param_bytes * u.params;
   u.fwd.copy = MemorySeconds(d, s.copy_passes_forward * copy_bytes);
-  u.bwd.copy = MemorySeconds(d, s.copy_passes_backward * copy_bytes);
+  u.bwd.copy = MemorySeconds(d, (s.copy_passes_backward + s.grad_fold_passes) * copy_bytes);
   // CP launches: the ring's per-step kernels; a2a's 4 all-to-alls with their
   // layout copies; all-gather's gather and the second of its two query chunks.
   double n_cp = 0;
@@ -244,7 +244,7 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   u.fwd_flops = f.Total();
   u.bwd_flops = BackwardFlops(f.Total());
   u.fwd_bytes = elem_fwd + attn_bytes_fwd + s.copy_passes_forward * copy_bytes;
-  u.bwd_bytes = 2.0 * elem_fwd + attn_bytes_bwd + s.copy_passes_backward * copy_bytes;
+  u.bwd_bytes = 2.0 * elem_fwd + attn_bytes_bwd + (s.copy_passes_backward + s.grad_fold_passes) * copy_bytes;
   // Recomputation: selective re-runs the attention core, full the whole forward.
   if (c.recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction > 0) {
     // Op-level SAC: the attention output is saved; a fraction of the matmuls

@@ -96,6 +96,7 @@ SoftwareStack StackForPrecision(const SoftwareStack& stack, Precision p) {
   s.comm_param_bytes = kFp32;
   s.separate_compute_copy = false;
   s.activation_bytes = kFp32;
+  s.grad_fold_passes = 0;   // no low-precision gradient to fold
   return s;
 }
 

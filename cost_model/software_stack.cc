@@ -609,6 +609,22 @@ SoftwareStack MegatronDeepSpeed() {
   // over the slice (tp) group. Gradients likewise.
   s.pp_partition_over_tp = true;
   s.pp_meta_messages = 1;
+  // bf16 runs go through DeepSpeed's BF16_Optimizer (BLOOM's tr11 used the
+  // olruwase/bf16-updates branch, merged as deepspeedai/DeepSpeed 56c52238,
+  // "bf16+pipeline parallelism", 2022-04-19, v0.6.2). After every
+  // micro-batch's backward the pipeline engine calls
+  // optimizer.update_hp_grads(clear_lp_grads=False) (runtime/pipe/engine.py
+  // _exec_backward_pass; the last stage via engine.backward ->
+  // optimizer.backward), a Python loop over the parameter tensors running
+  // hp_grad.add_(lp.grad.to(fp32)): cast r2 w4, add r4 r4 w4 = 18 B per
+  // parameter, eager; clear_lp_grads sets .grad to None before the next
+  // backward (no traffic). Unchanged at 38327e07 (2025). 18 B = 4.5 passes of
+  // copy_bytes' 4 B, times the eager slowdown measured above (as nanotron's
+  // fp32 accumulator). bf16 only: the fp16 (FP16_Optimizer) and fp32 paths
+  // keep gradients in .grad until the step (tests/data/stacks/
+  // sailor-megatron-deepspeed-fp32.yaml trains in fp32: StackForPrecision
+  // drops the fold).
+  s.grad_fold_passes = 18.0 / 4.0 * kEagerMemoryBoundMeasured;
   s.supports_zero1 = true;
   s.supports_fsdp = false;
   s.supports_interleaved = false;
@@ -703,7 +719,7 @@ SoftwareStack Nanotron() {
   // or in the DDP hook on the sync step): r4 r2 w4 = 10 B per parameter,
   // eager, 2.5 passes of copy_bytes' 4 B.
   s.copy_passes_forward = 0;
-  s.copy_passes_backward = 10.0 / 4.0 * kEagerMemoryBoundMeasured;
+  s.grad_fold_passes = 10.0 / 4.0 * kEagerMemoryBoundMeasured;
   // ZeRO-0 over dp > 1 wraps the model in torch DistributedDataParallel
   // (a756526 src/nanotron/trainer.py _init_model: make_ddp = dp > 1 and not
   // (accumulate_grad_in_fp32 and zero_stage > 0); bucket_cap_mb 25), whose

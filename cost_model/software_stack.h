@@ -76,6 +76,11 @@ struct SoftwareStack {
   double host_per_tp_linear_s = 0;
   double copy_passes_forward = 0;      // framework copies per layer, passes over its bf16 weights
   double copy_passes_backward = 1;
+  // Per micro-batch backward, passes of copy_bytes folding the low-precision
+  // gradients into fp32 accumulators (DeepSpeed's BF16_Optimizer, nanotron's
+  // FP32GradientAccumulator). None when the job trains in fp32: there is no
+  // low-precision gradient (StackForPrecision).
+  double grad_fold_passes = 0;
   double optimizer_bytes_per_param = 32;  // HBM traffic of the fused/foreach AdamW step
   int nccl_channels = 16;              // SMs an overlapping NCCL kernel occupies (interference)
   double nccl_memory_passes = 3;       // HBM bytes per bus byte NCCL moves (interference on memory-bound ops)

@@ -56,6 +56,7 @@ const std::vector<StackField>& StackFields() {
       Real("host_per_tp_linear_s", &St::host_per_tp_linear_s, 0, "CPU per tensor-parallel linear op"),
       Real("copy_passes_forward", &St::copy_passes_forward, 0, "framework copies over bf16 weights"),
       Real("copy_passes_backward", &St::copy_passes_backward, 0, "framework copies over bf16 grads"),
+      Real("grad_fold_passes", &St::grad_fold_passes, 0, "bf16 grads folded into fp32, per micro-batch"),
       Real("optimizer_bytes_per_param", &St::optimizer_bytes_per_param, 0, "HBM traffic of the step"),
       // 0 = the limit where collectives take no SMs (the interference tests' baseline).
       Count("nccl_channels", &St::nccl_channels, "SMs an overlapping NCCL kernel takes", 0),
@@ -146,7 +147,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 

@@ -105,7 +105,12 @@ Report PriceRow(const Row& r, int vp, std::string* cfg) {
     cluster.inter_node.nics_per_node = std::stoi(r.at("nics_per_node"));
     cluster.inter_node.nic_bandwidth = Gbps(std::stod(r.at("nic_gbps")));
   }
-  const SoftwareStack stack = *FindSoftwareStackPreset(r.at("stack"));
+  SoftwareStack stack = *FindSoftwareStackPreset(r.at("stack"));
+  // fp16 rows (MT-NLG): priced at bf16 rates (the A100's fp16 and bf16 peaks
+  // are equal), without megatron-deepspeed's per-micro-batch fold of bf16
+  // gradients into fp32 (DeepSpeed's BF16_Optimizer, bf16 only): under fp16
+  // autograd accumulates into the fp16 .grad until the step.
+  if (r.at("precision") == "fp16") stack.grad_fold_passes = 0;
   return AnalyticalEvaluator(FlagshipModel(r.at("model")), cluster, job, stack).Evaluate(ParseParallelConfig(*cfg));
 }
 
@@ -178,7 +183,7 @@ TEST_CASE("planner: predicted/measured throughput on published flagship runs", "
     const int gpus = std::stoi(r.at("gpus")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp")),
               cp = std::stoi(r.at("cp"));
     REQUIRE(gpus % (tp * pp * cp) == 0);
-    REQUIRE(r.at("precision") == "bf16");
+    REQUIRE((r.at("precision") == "bf16" || r.at("precision") == "fp16"));
     REQUIRE(FindSoftwareStackPreset(r.at("stack")).has_value());
     std::string cfg;
     const Report rep = PriceRowAtBestVp(r, &cfg);
@@ -225,5 +230,5 @@ TEST_CASE("planner: predicted/measured throughput on published flagship runs", "
                 ratios.size(), infeasible, Median(ratios), 100 * Median(errors));
   }
   // Committed in docs/accuracy.md "Throughput ratios: flagship runs".
-  CHECK(Median(errors) <= 0.169 + 0.02);
+  CHECK(Median(errors) <= 0.152 + 0.02);
 }
