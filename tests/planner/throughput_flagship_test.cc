@@ -98,6 +98,7 @@ Report PriceRow(const Row& r, int vp, std::string* cfg) {
          ",recompute=" + r.at("recompute") + ",sp=" + r.at("sp") + ",vpp=" + std::to_string(vp) +
          ",schedule=" + (vp > 1 ? "interleaved" : "1f1b");
   if (!r.at("pp_layers").empty()) *cfg += ",pp_layers=" + r.at("pp_layers");
+  if (!r.at("cp_comm").empty()) *cfg += ",cp_comm=" + r.at("cp_comm");
   ClusterSpec cluster = LoadCluster(r.at("cluster"), (gpus + 7) / 8);
   // The run's own inter-node fabric where it differs from the preset's.
   if (std::stoi(r.at("nics_per_node")) > 0) {
