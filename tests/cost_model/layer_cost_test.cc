@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core/parallel_config.h"
 #include "cost_model/layer_cost.h"
 #include "cost_model/software_stack.h"
@@ -78,4 +80,39 @@ TEST_CASE("cost_model: QK norm adds its Q/K read and write and two kernels", "[c
     CHECK(b.fwd.launch >= a.fwd.launch);
     CHECK(b.fwd_flops == a.fwd_flops);
   }
+}
+
+// Transformer Engine's ring (TransformerEngine v1.11, transformer_engine/pytorch/attention.py
+// AttnFuncWithCPAndKVP2P, sbhd, fused attention, causal load balancing) at cp = 2, per rank and
+// layer, counted from the source in elements of Q (= the output) and KV (k and v together),
+// read + write bf16 (2 B each way):
+//   forward  torch.cat(k, v) into the send buffer 4·KV; out = zeros_like(q) 2·Q; the off-diagonal
+//            step's .contiguous() of half the KV (rank 1: kv[0]) 2·KV or half the Q (rank 0:
+//            q[1]) 2·Q; flash_attn_fwd_out_correction per step (read out_per_step, read and
+//            write out) 6·Q on the rows it covers: rank 1 both steps 12·Q, rank 0 9·Q.
+//   backward the receive buffer's copy_(kv) 4·KV; rank 1: kv[0].contiguous() 2·KV, dq.copy_ 4·Q,
+//            dq.add_ 6·Q, torch.cat(dk, dv) per step 2·KV + 4·KV, dkv[:,0].copy_ 2·KV + fill 1·KV,
+//            dkv.add_ 6·KV; rank 0: q[1], out[1], dout[1].contiguous() 6·Q, dq fill + copy 3·Q,
+//            dq[0] copy + dq[1] add 5·Q, cat 4·KV + 4·KV, dkv.copy_ 4·KV, dkv half add + half copy 5·KV.
+// The ring is paced by the busier rank; the stack's merge and gradient bytes must cover it.
+TEST_CASE("cost_model: megatron-core's CP ring bytes cover Transformer Engine's per-step copies at cp = 2",
+          "[cost_model]") {
+  ModelSpec model = testing::Llama2_7b();
+  model.num_kv_heads = 8;   // Llama 3 8B's grouped K/V (8 groups of 32 heads)
+  const SoftwareStack stack = LoadSoftwareStack("megatron-core");
+  const LayerCostModel m = MakeLayerCostModel(model, testing::NominalH100Rates(), stack, 8192);
+  const double T = 4096;   // one 8192-token sequence over cp = 2
+  const double Q = T * 4096, KV = T * 2 * 1024;
+  const UnitCost a = TransformerLayerCost(m, ParseParallelConfig("dp=1"), T);
+  const UnitCost b = TransformerLayerCost(m, ParseParallelConfig("dp=1,cp=2"), T);
+  const double te_fwd = std::max(4 * KV + 2 * Q + 2 * KV + 12 * Q, 4 * KV + 2 * Q + 2 * Q + 9 * Q);
+  const double te_bwd = std::max(4 * KV + 2 * KV + 4 * Q + 6 * Q + 6 * KV + 3 * KV + 6 * KV,
+                                 4 * KV + 6 * Q + 3 * Q + 5 * Q + 8 * KV + 4 * KV + 5 * KV);
+  const double model_fwd = b.fwd_bytes - a.fwd_bytes, model_bwd = b.bwd_bytes - a.bwd_bytes;
+  CHECK(model_fwd >= 0.9 * te_fwd);
+  CHECK(model_fwd <= 1.5 * te_fwd);
+  CHECK(model_bwd >= te_bwd);
+  // The attention work is the same pairs split in two calls per step (diagonal causal on
+  // s/cp, off-diagonal non-causal on half of it): no FLOPs added or lost.
+  CHECK_THAT(b.fwd_flops, WithinRel(a.fwd_flops, 1e-12));
 }
