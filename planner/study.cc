@@ -71,7 +71,6 @@ std::string RenderStudyTable(const StudySpec& study, const std::vector<StudyRunR
     for (const Variation& v : r.variations) header.push_back(v.key);
     for (const char* h : {"gpus", "tokens/s", "vs_first", "MFU%", "exposed%", "W/GPU", "tokens/J", "config"}) header.push_back(h);
     std::vector<std::vector<std::string>> rows;
-    const size_t n = SeriesLength(r);
     for (size_t k = 0; k < r.points.size(); ++k) {
       const WhatifPoint& p = r.points[k];
       const WhatifPoint& base = RatioBase(study, r, k);
