@@ -6,8 +6,11 @@
 // recompute, gradient dtype and fp8_params, interleaved 1F1B when vp > 1).
 #pragma once
 
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/loaders.h"
 #include "core/model_spec.h"
@@ -103,6 +106,20 @@ inline Report PriceNemoRecipeRow(const std::map<std::string, std::string>& r, Pr
   row_stack.fp8_param_gather = r.at("fp8_params") == "true";
   const ClusterSpec cluster = LoadCluster("dgx-h100", (gpus + 7) / 8);
   return AnalyticalEvaluator(NemoModel(r.at("model")), cluster, job, row_stack).Evaluate(ParseParallelConfig(*cfg));
+}
+
+// |ratio - 1| of each predicted/measured ratio (the tables' error measure).
+inline std::vector<double> AbsDeviations(const std::vector<double>& ratios) {
+  std::vector<double> out;
+  for (double v : ratios) out.push_back(std::fabs(v - 1));
+  return out;
+}
+
+// The report's memory per GPU by part, on one line of a printed table.
+inline void PrintMemoryBreakdown(const Report& rep, const char* lead) {
+  std::printf("%s", lead);
+  for (const auto& [k, v] : rep.memory_breakdown_bytes) std::printf(" %s %.1f", k.c_str(), v / 1e9);
+  std::printf("\n");
 }
 
 }  // namespace parasim::testing

@@ -215,15 +215,12 @@ TEST_CASE("planner: predicted/measured throughput on published flagship runs", "
       }
       std::printf(" | mem %.1f GB %s |\n", rep.memory_per_gpu.si() / 1e9,
                   rep.feasible ? "" : rep.infeasible_reason.c_str());
-      std::printf("  memory GB:");
-      for (const auto& [k, v] : rep.memory_breakdown_bytes) std::printf(" %s %.1f", k.c_str(), v / 1e9);
-      std::printf("\n");
+      testing::PrintMemoryBreakdown(rep, "  memory GB:");
     }
   }
   CHECK(not_expressible == 1);
   REQUIRE(ratios.size() == 11);
-  std::vector<double> errors;
-  for (double v : ratios) errors.push_back(std::fabs(v - 1));
+  const std::vector<double> errors = testing::AbsDeviations(ratios);
   if (print) {
     for (const auto& [g, v] : by_group) std::printf("| %s | %zu | %.3f |\n", g.c_str(), v.size(), Median(v));
     std::printf("all: %zu rows (%d infeasible in parasim), median ratio %.3f, median |ratio - 1| %.1f%%\n",

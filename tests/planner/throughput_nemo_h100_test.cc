@@ -73,14 +73,12 @@ TEST_CASE("planner: predicted/measured throughput on NeMo's DGX H100 FP8 table",
                   gpus, cfg.c_str(), r.at("tokens_per_s_per_gpu").c_str(), rep.tokens_per_s_per_gpu,
                   rep.feasible ? "yes" : "no", ratio, rep.feasible ? "" : rep.infeasible_reason.c_str());
       std::printf("  memory %.1f GB:", rep.memory_per_gpu.si() / 1e9);
-      for (const auto& [k, v] : rep.memory_breakdown_bytes) std::printf(" %s %.1f", k.c_str(), v / 1e9);
-      std::printf("\n");
+      testing::PrintMemoryBreakdown(rep, "");
     }
   }
   CHECK(not_expressible == 3);
   REQUIRE(ratios.size() == 15);
-  std::vector<double> errors;
-  for (double v : ratios) errors.push_back(std::fabs(v - 1));
+  const std::vector<double> errors = testing::AbsDeviations(ratios);
   if (print) {
     for (const auto& [g, v] : by_tp_pp) std::printf("| %s | %zu | %.3f |\n", g.c_str(), v.size(), Median(v));
     std::printf("all: %zu rows, median ratio %.3f, median |ratio - 1| %.1f%%\n", ratios.size(), Median(ratios),
