@@ -24,6 +24,12 @@
 // 5, both binaries back to back twice, CPU time: before 96-100 / 76-77 /
 // 99-101 ms, after 91-93 / 72-73 / 93-95 ms (real time 97-107 / 77-81 /
 // 103-105 -> 92-94 / 74-75 / 99 ms); the same counts.
+// Later model changes (GEMM library workspaces in memory, +64-100 MiB per GPU)
+// push a few more configs over memory, and the memory implication then skips
+// their larger micro-batches: scored 110,301 / 92,960 / 118,239 ->
+// 110,295 / 92,949 / 118,206, searched unchanged. Both binaries back to back,
+// medians of 5, twice: before 86.5 / 72.3 / 90.3-92.5 ms, after 89.8-92.5 /
+// 72.5-73.4 / 94.7-97.2 ms (the machine's noise is a few ms).
 // BM_Enumerate_* times the space enumeration alone (a part of each query).
 // "First query" means a fresh Planner (its caches empty); the process has
 // run queries before, so the planner's per-thread buffers (planner.cc
