@@ -108,6 +108,16 @@ inline Report PriceNemoRecipeRow(const std::map<std::string, std::string>& r, Pr
   return AnalyticalEvaluator(NemoModel(r.at("model")), cluster, job, row_stack).Evaluate(ParseParallelConfig(*cfg));
 }
 
+// A row its CSV marks as not priceable ("expressible" non-empty): counted in
+// `count` and, when printing, listed with its reason.
+inline bool SkipInexpressible(const std::map<std::string, std::string>& r, const std::string& what, bool print,
+                              const char* label, int* count) {
+  if (r.at("expressible").empty()) return false;
+  ++*count;
+  if (print) std::printf("%s: %s: %s\n", label, what.c_str(), r.at("expressible").c_str());
+  return true;
+}
+
 // |ratio - 1| of each predicted/measured ratio (the tables' error measure).
 inline std::vector<double> AbsDeviations(const std::vector<double>& ratios) {
   std::vector<double> out;

@@ -175,11 +175,7 @@ TEST_CASE("planner: predicted/measured throughput on published flagship runs", "
   int not_expressible = 0, infeasible = 0;
   for (const auto& r : csv) {
     const std::string what = r.at("model") + " on " + r.at("gpus") + " GPUs";
-    if (!r.at("expressible").empty()) {
-      ++not_expressible;
-      if (print) std::printf("not expressible: %s: %s\n", what.c_str(), r.at("expressible").c_str());
-      continue;
-    }
+    if (testing::SkipInexpressible(r, what, print, "not expressible", &not_expressible)) continue;
     const int gpus = std::stoi(r.at("gpus")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp")),
               cp = std::stoi(r.at("cp"));
     REQUIRE(gpus % (tp * pp * cp) == 0);

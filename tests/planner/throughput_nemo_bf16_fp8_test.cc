@@ -81,11 +81,7 @@ TEST_CASE("planner: predicted/measured throughput on the DGX Cloud H100 BF16/FP8
   for (const auto& r : csv) {
     const std::string what =
         r.at("model") + " " + r.at("precision") + " on " + r.at("gpus") + " GPUs, container " + r.at("container");
-    if (!r.at("expressible").empty()) {
-      ++not_scored;
-      if (print) std::printf("not scored: %s: %s\n", what.c_str(), r.at("expressible").c_str());
-      continue;
-    }
+    if (testing::SkipInexpressible(r, what, print, "not scored", &not_scored)) continue;
     const int gpus = std::stoi(r.at("gpus"));
     REQUIRE(gpus % (std::stoi(r.at("tp")) * std::stoi(r.at("pp")) * std::stoi(r.at("cp"))) == 0);
     const std::string precision = r.at("precision");
