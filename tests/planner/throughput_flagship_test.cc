@@ -316,10 +316,12 @@ TEST_CASE("planner: MegaScale's Megatron-LM baseline, strong scaling of a 175B m
   REQUIRE(by_batch[768].size() == 4);
   REQUIRE(by_batch[6144].size() == 4);
   for (const auto& [gbs, rows] : by_batch) {
-    for (size_t i = 1; i < rows.size(); ++i) {
-      INFO("batch " << gbs << ": " << rows[i - 1].first << " -> " << rows[i].first << " GPUs");
-      REQUIRE(rows[i].first > rows[i - 1].first);
-      CHECK(rows[i].second.rep.tokens_per_s_per_gpu <= rows[i - 1].second.rep.tokens_per_s_per_gpu);
+    for (size_t row_idx = 1; row_idx < rows.size(); ++row_idx) {
+      const auto& [fewer_gpus, fewer] = rows[row_idx - 1];
+      const auto& [more_gpus, more] = rows[row_idx];
+      INFO("batch " << gbs << ": " << fewer_gpus << " -> " << more_gpus << " GPUs");
+      REQUIRE(more_gpus > fewer_gpus);
+      CHECK(more.rep.tokens_per_s_per_gpu <= fewer.rep.tokens_per_s_per_gpu);
     }
   }
   const ScoredRow& first = by_batch[768].front().second;
