@@ -121,17 +121,37 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
   const double act = in.tokens * in.hidden * s.activation_bytes;
   if (c.tp > 1) {
     // Megatron TP: 2 AllReduces forward, 2 backward of s·b·h; with SP each is an
-    // AllGather + ReduceScatter pair of the same total (DESIGN.md §4).
+    // AllGather + ReduceScatter pair of the same total (DESIGN.md §4). The
+    // backward's reduce-scatters (all-reduces) are the column-parallel
+    // linears' (QKV, fc1) dgrad reductions; the all-gathers the row-parallel
+    // linears' output gradients.
+    // A stack that overlaps the column-parallel backward (tp_backward_overlap)
+    // runs those reductions, and the re-gather of each one's saved SP input,
+    // beside its GEMMs (non-blocking here; evaluator_comm.cc prices them). An
+    // MoE layer's fc1 is the experts', outside this path: one of the two.
+    const bool async = s.tp_backward_overlap;
+    const int column = in.experts_per_token > 0 ? 1 : 2;
+    auto backward_reduction = [&](CollectiveOp op, const char* what) {
+      if (async) {
+        L.push_back(Make(op, act, ParallelDim::kTp, CommPhase::kBackward, false, what, column));
+        if (column < 2) L.push_back(Make(op, act, ParallelDim::kTp, CommPhase::kBackward, true, what, 2 - column));
+      } else {
+        L.push_back(Make(op, act, ParallelDim::kTp, CommPhase::kBackward, true, what, 2));
+      }
+    };
     if (c.sequence_parallel) {
       L.push_back(Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kForward, true, "tp_sp_allgather", 2));
       L.push_back(
           Make(CollectiveOp::kReduceScatter, act, ParallelDim::kTp, CommPhase::kForward, true, "tp_sp_reducescatter", 2));
       L.push_back(Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kBackward, true, "tp_sp_allgather", 2));
-      L.push_back(
-          Make(CollectiveOp::kReduceScatter, act, ParallelDim::kTp, CommPhase::kBackward, true, "tp_sp_reducescatter", 2));
+      backward_reduction(CollectiveOp::kReduceScatter, "tp_sp_reducescatter");
+      if (async) {
+        L.push_back(Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kBackward, false, "tp_sp_regather",
+                         column));
+      }
     } else {
       L.push_back(Make(CollectiveOp::kAllReduce, act, ParallelDim::kTp, CommPhase::kForward, true, "tp_allreduce", 2));
-      L.push_back(Make(CollectiveOp::kAllReduce, act, ParallelDim::kTp, CommPhase::kBackward, true, "tp_allreduce", 2));
+      backward_reduction(CollectiveOp::kAllReduce, "tp_allreduce");
     }
   }
   if (c.cp > 1) {

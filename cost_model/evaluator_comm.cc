@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "cost_model/comm_plan.h"
 #include "cost_model/eval_memo.h"
+#include "cost_model/kernel_time.h"
 #include "topology/group_path.h"
 
 namespace parasim {
@@ -103,7 +104,8 @@ struct TimedCollective {
   uint8_t dim = 0;     // ParallelDim
   uint8_t phase = 0;   // CommPhase
   bool every_micro_batch = true;
-  bool blocking = true;  // false: runs beside compute (the CP ring's steps)
+  bool blocking = true;  // false: runs beside compute (the CP ring's steps, the column-parallel backward's)
+  uint8_t op = 0;        // CollectiveOp
 };
 template <int N>
 struct TimedList {
@@ -235,8 +237,14 @@ void TimeList(const std::vector<WorkloadCollective>& list, PathCache& paths, con
       record->back().duration = Seconds(t);
     }
     const double bus = c.size.si() * BusBandwidthFactor(c.op, paths.Get(c.dim, c.sub).ranks);
-    out.items[out.n++] = TimedCollective{t, bus, c.count, static_cast<uint8_t>(c.dim), static_cast<uint8_t>(c.phase),
-                                         c.every_micro_batch, c.blocking};
+    out.items[out.n++] = TimedCollective{t,
+                                         bus,
+                                         c.count,
+                                         static_cast<uint8_t>(c.dim),
+                                         static_cast<uint8_t>(c.phase),
+                                         c.every_micro_batch,
+                                         c.blocking,
+                                         static_cast<uint8_t>(c.op)};
   }
 }
 
@@ -384,6 +392,73 @@ void HideTpUnderGemms(const SoftwareStack& s, const ParallelConfig& c, const Uni
   }
 }
 
+// The column-parallel linears of a layer (QKV, then fc1 unless the MLP is
+// the experts'): their dgrad and wgrad GEMM seconds, what the overlapped
+// backward collectives run beside (comm_plan.cc, tp_backward_overlap).
+struct ColumnGemms {
+  std::array<double, 2> dgrad{}, wgrad{};
+};
+ColumnGemms ColumnParallelGemms(const EvaluatorData& d, const ParallelConfig& c, double tokens, bool moe) {
+  const LayerCostModel& m = d.lcm;
+  ColumnGemms g;
+  const double qkv = m.qkv_width / c.tp;
+  const double fc1 = (m.swiglu ? 2.0 : 1.0) * m.ffn / c.tp;
+  g.dgrad[0] = GemmSeconds(m.rates, tokens, m.h, qkv);   // dX = dY·Wᵀ (LinearSeconds)
+  g.wgrad[0] = GemmSeconds(m.rates, m.h, qkv, tokens);   // dW = Xᵀ·dY
+  if (!moe) {
+    g.dgrad[1] = GemmSeconds(m.rates, tokens, m.h, fc1);
+    g.wgrad[1] = GemmSeconds(m.rates, m.h, fc1, tokens);
+  }
+  return g;
+}
+
+// Seconds `count` issues of a column-parallel backward collective of `t`
+// each add to the backward when each runs beside its GEMM (the SP input's
+// re-gather beside the dgrad, the dgrad's reduction beside the wgrad). NCCL's
+// kernel holds `share` of the SMs, so the GEMM runs at 1 − share of its rate
+// while both run: it is covered for t seconds and loses share·t of them when
+// t·(1 − share) ≤ g; past that the GEMM is done and t − g is exposed.
+double BesideGemmSeconds(const ColumnGemms& g, CollectiveOp op, double t, int count, double share) {
+  const auto& gemm = op == CollectiveOp::kAllGather ? g.dgrad : g.wgrad;
+  double total = 0;
+  for (int i = 0; i < count; ++i) total += std::max(share * t, t - gemm[std::min(i, 1)]);
+  return total;
+}
+
+// Megatron's / Transformer Engine's column-parallel backward
+// (stack.tp_backward_overlap): the non-blocking TP backward collectives were
+// folded as blocking; what their GEMMs hide comes off the unit's blocking
+// time and is reported as hidden TP time. The recorded collectives shrink to
+// their exposed share so the simulator schedules what tier A charges. Left
+// to HideTpUnderGemms where userbuffers overlap every SP TP collective.
+template <int N>
+void HideColumnBackwardBesideGemms(const EvaluatorData& d, const ParallelConfig& c, double tokens, bool moe,
+                                   const TimedList<N>& list, UnitComm& u, CommRecord* record) {
+  const SoftwareStack& s = d.stack;
+  if (!s.tp_backward_overlap || c.tp <= 1) return;
+  if (s.tp_comm_overlap > 0 && c.sequence_parallel) return;
+  const ColumnGemms g = ColumnParallelGemms(d, c, tokens, moe);
+  const double share = std::min(d.sm_share, 1.0);
+  auto beside = [](const auto& x) {
+    return static_cast<ParallelDim>(x.dim) == ParallelDim::kTp &&
+           static_cast<CommPhase>(x.phase) == CommPhase::kBackward && !x.blocking;
+  };
+  for (int i = 0; i < list.n; ++i) {
+    const TimedCollective& tc = list.items[i];
+    if (!beside(tc)) continue;
+    const double hidden =
+        tc.time * tc.count - BesideGemmSeconds(g, static_cast<CollectiveOp>(tc.op), tc.time, tc.count, share);
+    u.bwd_blocking -= hidden;
+    u.tp_hidden += hidden;
+  }
+  if (!record) return;
+  for (WorkloadCollective& w : record->layer) {
+    const double t = w.duration.si();
+    if (!beside(w) || t <= 0) continue;
+    w.duration = Seconds(BesideGemmSeconds(g, w.op, t, w.count, share) / w.count);
+  }
+}
+
 CommKey MakeCommKey(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, bool* order_fits) {
   CommKey key{{d.fabric_id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.micro_batch),
                Pack(c.hsdp_group, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0) |
@@ -441,6 +516,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   out.layer = FoldComm(timed->layer, u.layer.fwd.attention, own_bwd_attention, c.CpRingSize(), c.recompute,
                        attention_again, out.interference);
   HideTpUnderGemms(d.stack, c, u.layer, out.layer, record);
+  HideColumnBackwardBesideGemms(d, c, cs.T, d.model.IsMoe(), timed->layer, out.layer, record);
   out.emb = timed->emb;
   out.head = timed->head;
   out.p2p = timed->p2p;
@@ -455,6 +531,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
     kinds[k] = FoldComm(list, uk.fwd.attention, OwnBackwardAttention(uk, c.recompute, d.stack), c.CpRingSize(),
                         c.recompute, attention_again, out.interference);
     HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr);   // the record follows the mean layer
+    HideColumnBackwardBesideGemms(d, c, cs.T, (k & kLayerKindMoe) != 0, list, kinds[k], nullptr);
   }
   out.kinds = &kinds;
   return out;

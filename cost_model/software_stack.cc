@@ -469,6 +469,18 @@ SoftwareStack MegatronCore() {
   // num_sm 1): ≈ 0. Half the GEMMs of each kind: 0.069.
   s.tp_comm_overlap = 0;
   s.tp_overlap_gemm_slowdown = 0.069;
+  // Without userbuffers the column-parallel backward still overlaps:
+  // Transformer Engine's Linear / LayerNormLinear backward (NVIDIA/
+  // TransformerEngine v1.11 transformer_engine/pytorch/module/linear.py,
+  // _Linear.backward: "Overlap input AG with dgrad", gather_along_first_dim(
+  // inputmat, async_op=True) of the saved local SP input, then "Overlap
+  // dgrad-RS/AR with wgrad", reduce_scatter_along_first_dim / allreduce with
+  // async_op=True before the wgrad GEMM; layernorm_linear.py the same), what
+  // Megatron-Core's TELayerNormColumnParallelLinear / TEColumnParallelLinear
+  // run in NeMo 24.07-24.12 (Megatron-LM core_r0.8-0.10); Megatron's own
+  // LinearWithGradAccumulationAndAsyncCommunication (megatron/core/
+  // tensor_parallel/layers.py, 285068c8 and d98e8a64) does the same.
+  s.tp_backward_overlap = true;
   // Megatron's 1F1B issues batched isend/irecv; the host never reads what a
   // transfer carries, so it runs ahead (no per-micro-batch measurement:
   // ASSUMPTION 0, docs/DECISIONS.md).
@@ -564,6 +576,14 @@ SoftwareStack MegatronLm2021() {
   // --checkpoint-num-layers); the block method came later.
   s.supports_partial_recompute = false;
   s.tp_overlap_gemm_slowdown = 0;   // no userbuffers in 2021
+  // The 2021 code blocks on the backward's TP all-reduce: at de7dc40f88 (the
+  // sc21 scripts, 2021-08-10) megatron/mpu/layers.py ColumnParallelLinear
+  // calls copy_to_tensor_model_parallel_region, whose backward is a plain
+  // all-reduce; the asynchronous all-reduce beside the wgrad GEMM
+  // (--no-async-tensor-model-parallel-allreduce, on by default) came in
+  // September 2021 (16c90445e7). tests/data/stacks/megatron-lm-2022.yaml
+  // is the 2022-2023 code.
+  s.tp_backward_overlap = false;
   // PyTorch 1.8-1.9 of those containers left cuBLAS to allocate its own
   // workspace (cudaMalloc outside the caching allocator, until pytorch PR
   // #83461, torch 1.13): nvidia-smi's reserve, not allocated. No TE.
@@ -705,6 +725,7 @@ SoftwareStack Nanotron() {
   s.supports_cp_allgather = false;
   s.supports_partial_recompute = false;   // recompute_layer: every layer or none
   s.tp_overlap_gemm_slowdown = 0;   // tp_linear_async_communication off, no userbuffers
+  s.tp_backward_overlap = false;    // nanotron's own TP linears (not examined for this; as before)
   // build_model (a756526 src/nanotron/models/base.py) places pipeline blocks
   // by get_block_compute_costs (models/llama.py), the LM head one of them.
   s.pp_balance_by_compute = true;

@@ -238,6 +238,14 @@ struct SoftwareStack {
   // overlapping communication takes, per second of GEMM.
   double tp_comm_overlap = 0;
   double tp_overlap_gemm_slowdown = 0;
+  // The column-parallel linears' backward as Megatron-LM's
+  // LinearWithGradAccumulationAndAsyncCommunication and Transformer Engine's
+  // Linear / LayerNormLinear run it: with sequence parallelism the saved
+  // local input is all-gathered again beside the dgrad GEMM, and the dgrad's
+  // reduce-scatter (all-reduce without SP) runs beside the wgrad GEMM, each
+  // an asynchronous NCCL kernel that takes nccl_channels SMs from the GEMM
+  // while it runs. false: those collectives block (no re-gather).
+  bool tp_backward_overlap = false;
   bool dropout = false;                // hidden/attention dropout (masks kept, extra traffic)
   // fp32 jobs (Precision::kFp32): whether cuBLAS runs fp32 matmuls on TF32
   // tensor cores. PyTorch's torch.backends.cuda.matmul.allow_tf32 defaults to

@@ -1,5 +1,6 @@
 // How a stack runs its communication and host work: TP overlapped with
-// GEMMs, host-synchronous pipeline sends, host time per micro-batch.
+// GEMMs (userbuffers; the column-parallel backward), host-synchronous
+// pipeline sends, host time per micro-batch.
 #include <catch2/catch.hpp>
 
 #include "core/loaders.h"
@@ -33,6 +34,7 @@ TEST_CASE("cost_model: TP overlap hides TP time, never more than the GEMMs besid
   const JobSpec job = testing::Job(64, 4096);
   const char* cfg = "dp=8,tp=4,sp=on,sharding=zero1";
   SoftwareStack s = LoadSoftwareStack("megatron-core");
+  s.tp_backward_overlap = false;   // userbuffers only (the next test case has the other overlap)
   const Report blocking = Run(s, c, "llama2-7b", job, cfg);
   CHECK(Entry(blocking.by_dimension, "tp").exposed.si() == Entry(blocking.by_dimension, "tp").total.si());
   s.tp_comm_overlap = 0.875;
@@ -58,6 +60,59 @@ TEST_CASE("cost_model: TP overlap hides TP time, never more than the GEMMs besid
   // The SMs the overlap takes are paid for: a slowdown never speeds the step.
   s.tp_overlap_gemm_slowdown = 0.069;
   CHECK(Run(s, slow, "llama2-7b", job, cfg).step_time >= capped.step_time);
+}
+
+TEST_CASE("cost_model: the column-parallel backward hides its TP collectives beside its GEMMs, less NCCL's SMs",
+          "[cost_model][stack]") {
+  const ClusterSpec c = testing::Dgx(testing::H100(), 4);
+  const JobSpec job = testing::Job(64, 4096);
+  SoftwareStack blocking = LoadSoftwareStack("megatron-core");
+  REQUIRE(blocking.tp_backward_overlap);
+  REQUIRE(blocking.tp_comm_overlap == 0);
+  blocking.tp_backward_overlap = false;
+  SoftwareStack async = blocking;
+  async.tp_backward_overlap = true;
+  // NCCL's kernel holds nccl_channels of the SMs beside the GEMM.
+  const double share = static_cast<double>(async.nccl_channels) / c.gpu.sm_count;
+  const int layers = LoadModel("llama2-7b").num_layers;
+
+  // Without SP, per layer: 2 all-reduces forward, 2 backward (QKV's and
+  // fc1's dgrad, beside their wgrad GEMMs), and the embedding's forward and
+  // the head's backward all-reduce, all of s·b·h. On NVLink at tp 2 each
+  // all-reduce is shorter than its wgrad GEMM: all hidden, each costing
+  // share of itself. (At tp 4 QKV's wgrad is a little shorter than its
+  // all-reduce, which then shows past it.)
+  const char* no_sp = "dp=16,tp=2,sp=off,sharding=zero1";
+  const Report b = Run(blocking, c, "llama2-7b", job, no_sp);
+  const Report a = Run(async, c, "llama2-7b", job, no_sp);
+  const double total = Entry(b.by_dimension, "tp").total.si();
+  CHECK(Entry(a.by_dimension, "tp").total.si() == total);   // the same collectives
+  CHECK(Entry(b.by_dimension, "tp").exposed.si() == total);
+  const double backward = total * 2 * layers / (4 * layers + 2);
+  const double hidden = total - Entry(a.by_dimension, "tp").exposed.si();
+  CHECK_THAT(hidden, WithinRel((1 - share) * backward, 1e-9));
+  CHECK(a.step_time < b.step_time);
+
+  // With SP the backward all-gathers each column-parallel layer's saved
+  // input again beside its dgrad GEMM: more TP time moves, less is exposed.
+  const char* sp = "dp=8,tp=4,sp=on,sharding=zero1";
+  const Report bs = Run(blocking, c, "llama2-7b", job, sp);
+  const Report as = Run(async, c, "llama2-7b", job, sp);
+  CHECK(Entry(as.by_dimension, "tp").total > Entry(bs.by_dimension, "tp").total);
+  CHECK(Entry(as.by_dimension, "tp").exposed < Entry(bs.by_dimension, "tp").exposed);
+  CHECK(as.step_time < bs.step_time);
+
+  // A slow TP fabric: each collective outlasts its GEMM, which hides no more
+  // than itself; the overlap never makes the step slower than blocking.
+  ClusterSpec slow = c;
+  slow.gpu.nvlink_bandwidth = GBps(10);
+  const Report bslow = Run(blocking, slow, "llama2-7b", job, no_sp);
+  const Report aslow = Run(async, slow, "llama2-7b", job, no_sp);
+  const double hidden_slow =
+      Entry(bslow.by_dimension, "tp").exposed.si() - Entry(aslow.by_dimension, "tp").exposed.si();
+  CHECK(hidden_slow > 0);
+  CHECK(hidden_slow < Entry(aslow.by_op, "gemm").total.si() / 3);   // the QKV and fc1 wgrads only
+  CHECK(aslow.step_time <= bslow.step_time);
 }
 
 TEST_CASE("cost_model: host-synchronous pipeline sends never beat asynchronous ones", "[cost_model][stack]") {

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,14 @@ double MeasuredTokensPerGpu(const Row& r, const ModelSpec& m) {
   return 0;   // model_tflops: compared on TFLOP/s
 }
 
+// The row's stack: a preset, or a stack file under tests/data/stacks (a
+// framework version no preset describes).
+SoftwareStack RowStack(const Row& r) {
+  const std::string& name = r.at("stack");
+  if (std::optional<SoftwareStack> preset = FindSoftwareStackPreset(name)) return *preset;
+  return LoadSoftwareStack(testing::DataPath("stacks/" + name));
+}
+
 Report PriceRow(const Row& r, int vp, std::string* cfg) {
   const int gpus = std::stoi(r.at("gpus")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp")),
             cp = std::stoi(r.at("cp"));
@@ -137,7 +146,7 @@ Report PriceRow(const Row& r, int vp, std::string* cfg) {
     cluster.inter_node.nics_per_node = std::stoi(r.at("nics_per_node"));
     cluster.inter_node.nic_bandwidth = Gbps(std::stod(r.at("nic_gbps")));
   }
-  SoftwareStack stack = *FindSoftwareStackPreset(r.at("stack"));
+  SoftwareStack stack = RowStack(r);
   // fp16 rows (MT-NLG): priced at bf16 rates (the A100's fp16 and bf16 peaks
   // are equal), without megatron-deepspeed's per-micro-batch fold of bf16
   // gradients into fp32 (DeepSpeed's BF16_Optimizer, bf16 only): under fp16
@@ -186,7 +195,7 @@ ScoredRow ScoreRow(const Row& r) {
             cp = std::stoi(r.at("cp"));
   REQUIRE(gpus % (tp * pp * cp) == 0);
   REQUIRE((r.at("precision") == "bf16" || r.at("precision") == "fp16"));
-  REQUIRE(FindSoftwareStackPreset(r.at("stack")).has_value());
+  REQUIRE_NOTHROW(RowStack(r));
   ScoredRow s;
   s.rep = PriceRowAtBestVp(r, &s.cfg);
   INFO(r.at("model") << " on " << gpus << " GPUs " << s.cfg << ": " << s.rep.infeasible_reason);
@@ -289,7 +298,7 @@ TEST_CASE("planner: predicted/measured throughput on published flagship runs", "
                 ratios.size(), infeasible, Median(ratios), 100 * Median(errors));
   }
   // Committed in docs/accuracy.md "Throughput ratios: flagship runs".
-  CHECK(Median(errors) <= 0.064 + 0.02);
+  CHECK(Median(errors) <= 0.085 + 0.02);
 }
 
 // MegaScale's Megatron-LM baseline, 175B at tp 8, pp 8, vp 6 (Jiang et al.

@@ -146,7 +146,7 @@ TEST_CASE("planner: predicted/measured throughput on the DGX Cloud H100 BF16/FP8
                 Median(predicted_speedups));
   }
   // Committed in docs/accuracy.md "BF16 control: DGX Cloud recipes, BF16 and FP8 pairs".
-  CHECK(Median(errors) <= 0.020 + 0.02);
-  CHECK(Median(errors_by_precision["bf16"]) <= 0.013 + 0.02);
-  CHECK(Median(errors_by_precision["fp8"]) <= 0.054 + 0.02);
+  CHECK(Median(errors) <= 0.036 + 0.02);
+  CHECK(Median(errors_by_precision["bf16"]) <= 0.031 + 0.02);
+  CHECK(Median(errors_by_precision["fp8"]) <= 0.046 + 0.02);
 }

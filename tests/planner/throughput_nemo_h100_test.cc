@@ -81,5 +81,5 @@ TEST_CASE("planner: predicted/measured throughput on NeMo's DGX H100 FP8 table",
                 100 * Median(errors));
   }
   // Committed in docs/accuracy.md "Throughput ratios: NeMo DGX H100".
-  CHECK(Median(errors) <= 0.093 + 0.02);
+  CHECK(Median(errors) <= 0.112 + 0.02);
 }
