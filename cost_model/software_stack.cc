@@ -549,9 +549,26 @@ SoftwareStack MegatronLm2021() {
   // Kernels per layer forward: LN ×2, QKV, baddbmm, softmax, dropout, bmm,
   // out proj, bias-dropout-add ×2, fc1, bias-GeLU, fc2 + layout copies ≈ 16.
   s.kernels_per_layer_forward = 16;
-  // Gradients all-reduced in fp32 after the backward, not overlapped (the
-  // 2021 "local" DDP); no distributed optimizer.
+  // Gradients all-reduced after the backward, not overlapped (the 2021
+  // "local" DDP); no distributed optimizer.
   s.overlap_grad_reduce = false;
+  // Gradients as the sc21 code handled them in the paper's fp16 runs
+  // (NVIDIA/Megatron-LM de7dc40f88 examples/sc21/CONFIG.sh: --fp16, no
+  // --accumulate-allreduce-grads-in-fp32, which only --bf16 forces on in
+  // megatron/arguments.py; run_table_1.sh: --DDP-impl torch at pp 1, local at
+  // pp > 1, no --use-contiguous-buffers-in-ddp). Without contiguous buffers
+  // there is no fp32 main_grad: autograd's AccumulateGrad adds every
+  // micro-batch's fp16 weight gradient into param.grad in place (r2 r2 w2 =
+  // 6 B per parameter, one eager kernel per tensor; 6/4 passes of
+  // copy_bytes' 4 B, times the presets' eager factor, as nanotron's and
+  // DeepSpeed's folds). Accumulation fused into the wgrad GEMM came with
+  // --gradient-accumulation-fusion (83b1e42f30, 2022-02). The reduction is
+  // of those fp16 gradients: local DDP's allreduce_gradients buckets
+  // param.grad by its type (megatron/model/distributed.py), torch DDP
+  // reduces the parameters' dtype. (bf16 jobs of that code add into an fp32
+  // main_grad, 10 B, and reduce in fp32: not separated here.)
+  s.grad_fold_passes = 6.0 / 4.0 * kEagerMemoryBoundMeasured;
+  s.comm_grad_bytes = 2;
   s.overlap_param_gather = false;
   // Loss: vocab_parallel_cross_entropy(output.float()) on the fp16/bf16 head
   // output, which the caller still references (2 B) beside the fp32 copy (4 B).
@@ -651,6 +668,7 @@ SoftwareStack MegatronDeepSpeed() {
   s.grad_bucket_elements = 5e8;
   s.flatten_grad_buckets = true;
   s.overlap_grad_reduce = false;
+  s.comm_grad_bytes = 4;   // as megatron-core's (not the 2021 fp16 code's 2; not examined here)
   // Megatron-DeepSpeed runs on PyTorch 2.x (ASSUMPTION: its active years,
   // 2023-2024): the two cuBLAS workspaces from the allocator (above). No TE.
   s.gemm_workspace_bytes = kTorchGemmWorkspaces;
