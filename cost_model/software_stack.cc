@@ -593,6 +593,19 @@ SoftwareStack MegatronLm2021() {
   // --checkpoint-num-layers); the block method came later.
   s.supports_partial_recompute = false;
   s.tp_overlap_gemm_slowdown = 0;   // no userbuffers in 2021
+  // Pipeline sends split over the tp ranks (scatter/gather, Narayanan et al.
+  // 2021 §4.1): on by default since NVIDIA/Megatron-LM 72e4230bb5
+  // (2021-02-16, megatron/arguments.py --no-scatter-gather-tensors-in-pipeline,
+  // dest scatter_gather_tensors_in_pipeline, store_false). At de7dc40f88 (the
+  // sc21 scripts) megatron/p2p_communication.py _communicate sends
+  // split_tensor_into_1d_equal_chunks (each rank's 1/tp, a view) and the
+  // receiver rebuilds the tensor with mpu.gather_split_1d_tensor, an
+  // all_gather over the tensor-parallel group; no shape messages (the shape is
+  // the fixed (seq, mbs, hidden)). From cfd2e21607 (2022-04) the split is
+  // skipped under sequence parallelism, where the tensor is already split
+  // (comm_plan.cc partitions only without SP).
+  s.pp_partition_over_tp = true;
+  s.pp_meta_messages = 0;
   // The 2021 code blocks on the backward's TP all-reduce: at de7dc40f88 (the
   // sc21 scripts, 2021-08-10) megatron/mpu/layers.py ColumnParallelLinear
   // calls copy_to_tensor_model_parallel_region, whose backward is a plain
