@@ -481,9 +481,16 @@ SoftwareStack MegatronCore() {
   // LinearWithGradAccumulationAndAsyncCommunication (megatron/core/
   // tensor_parallel/layers.py, 285068c8 and d98e8a64) does the same.
   s.tp_backward_overlap = true;
-  // Megatron's 1F1B issues batched isend/irecv; the host never reads what a
-  // transfer carries, so it runs ahead (no per-micro-batch measurement:
-  // ASSUMPTION 0, docs/DECISIONS.md).
+  // Megatron-Core's p2p (Megatron-LM core_r0.8.0-core_r0.10.0 megatron/core/
+  // pipeline_parallel/p2p_communication.py _communicate) ends an exchange
+  // with torch.cuda.synchronize() only when config.batch_p2p_comm and
+  // batch_p2p_sync; Megatron-LM's training sets batch_p2p_comm = not
+  // overlap_p2p_comm (megatron/training/arguments.py), overlap on by default
+  // under the interleaved schedule (--no-overlap-p2p-communication) and
+  // forced off without it. So the interleaved schedule runs ahead and 1F1B
+  // synchronizes the host; not separated per schedule here (the host time
+  // per micro-batch it would expose is 0 in every preset: ASSUMPTION,
+  // docs/DECISIONS.md).
   s.pp_host_synchronous = false;
   s.host_per_micro_batch_s = 0;
   // NGC PyTorch 25.01 (a Megatron-Core container) ships NCCL 2.25.1.
@@ -606,6 +613,12 @@ SoftwareStack MegatronLm2021() {
   // (comm_plan.cc partitions only without SP).
   s.pp_partition_over_tp = true;
   s.pp_meta_messages = 0;
+  // Every exchange ends with torch.cuda.synchronize() ("To protect against
+  // race condition when using batch_isend_irecv()"; de7dc40f88, cfd2e21607
+  // and 285068c810 megatron/p2p_communication.py _communicate): the host
+  // waits for the GPU at every pipeline boundary, so each pass starts from
+  // an empty queue. The shape is fixed: no metadata messages (above).
+  s.pp_host_synchronous = true;
   // The 2021 code blocks on the backward's TP all-reduce: at de7dc40f88 (the
   // sc21 scripts, 2021-08-10) megatron/mpu/layers.py ColumnParallelLinear
   // calls copy_to_tensor_model_parallel_region, whose backward is a plain
@@ -703,6 +716,7 @@ SoftwareStack MegatronDeepSpeed() {
   // over the slice (tp) group. Gradients likewise.
   s.pp_partition_over_tp = true;
   s.pp_meta_messages = 1;
+  s.pp_host_synchronous = false;   // DeepSpeed's pipe engine, not Megatron's p2p (not verified: as before)
   // bf16 runs go through DeepSpeed's BF16_Optimizer (BLOOM's tr11 used the
   // olruwase/bf16-updates branch, merged as deepspeedai/DeepSpeed 56c52238,
   // "bf16+pipeline parallelism", 2022-04-19, v0.6.2). After every

@@ -3,6 +3,8 @@
 // pipeline sends, host time per micro-batch.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "core/loaders.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/software_stack.h"
@@ -132,6 +134,24 @@ TEST_CASE("cost_model: host-synchronous pipeline sends never beat asynchronous o
   SoftwareStack async_host = async;
   async_host.host_per_micro_batch_s = 1e-3;
   CHECK(Run(async_host, c, "llama2-13b", job, cfg).step_time == a.step_time);
+}
+
+TEST_CASE("cost_model: Megatron-LM's 2021-2023 pipeline exchanges synchronize the host, Megatron-Core's do not",
+          "[cost_model][stack]") {
+  const ClusterSpec c = testing::Dgx(testing::H100(), 4);
+  const JobSpec job = testing::Job(64, 4096);
+  const char* cfg = "dp=4,tp=2,pp=4,sharding=ddp";
+  for (const char* name : {"megatron-lm-2021", "megatron-core"}) {
+    INFO(name);
+    SoftwareStack s = LoadSoftwareStack(name);
+    const bool sync = std::string(name) == "megatron-lm-2021";
+    CHECK(s.pp_host_synchronous == sync);
+    const Report quiet = Run(s, c, "llama2-13b", job, cfg);
+    s.host_per_micro_batch_s = 1e-3;
+    const Report busy = Run(s, c, "llama2-13b", job, cfg);
+    // torch.cuda.synchronize() after every exchange: the host's own time shows.
+    CHECK((busy.step_time > quiet.step_time) == sync);
+  }
 }
 
 TEST_CASE("cost_model: host time per micro-batch scales with the micro-batches the pipeline runs",
