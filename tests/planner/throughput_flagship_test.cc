@@ -6,8 +6,10 @@
 // whose header cites each source and every assumption). Each row is priced
 // through tier A at the layout its paper prints, on the stack and cluster
 // presets closest to the run (the row's fabric where it differs from the
-// preset). ratio = predicted / measured tokens/s per GPU (> 1: the model is too
-// fast); for rows published as model TFLOP/s it is taken on TFLOP/s at
+// preset; a stack file under tests/data/stacks where the run's framework
+// version is no preset's). ratio = predicted / measured tokens/s per GPU
+// (> 1: the model is too fast); for rows published as model TFLOP/s it is
+// taken on TFLOP/s at
 // parasim's 6N + 12Lhs basis. Nothing here feeds back into the model. The test
 // fails when a priced row cannot be evaluated and when the median |ratio - 1|
 // gets more than 2 points worse than the committed table.
