@@ -694,6 +694,17 @@ SoftwareStack Nanotron() {
   s.gemm_workspace_bytes = kTorchGemmWorkspaces;
   // nanotron's GLUActivation computes act(gate) * up unfused (models/llama.py).
   s.swiglu_saves_input_only = false;
+  // Multi-head attention: the saved query keeps the packed q,k,v copy
+  // (a756526 src/nanotron/models/llama.py; memory.cc PackedQkvKeptBytes).
+  s.query_keeps_packed_qkv = true;
+  // No allocator slack on the activations: at tp = 1 with pp > 1 (stage 0
+  // holds no loss and no TP buffers) the measured reserved peak grows with
+  // the micro-batch by a median 1.074x the activations counted without
+  // the packed q,k,v copy (29 run groups of the sweep,
+  // tests/data/throughput_hf_ultrascale_nanotron_h100.csv, slope over mbs at
+  // fixed layout), and that copy alone accounts for 1.083x (1B) to 1.107x
+  // (3B): ≈ 1.0x the activations now counted, none left for a 5% slack.
+  s.fragmentation = 1.0;
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
   s.overlap_param_gather = false;
   s.grad_bucket_elements = 0;
