@@ -769,7 +769,14 @@ SoftwareStack Nanotron() {
   // Held at once: the fp32 cast (still referenced by the caller) and the
   // shifted logits that become the saved softmax in place: 8 B per element
   // (the bf16 logits are freed after the cast, whose backward saves nothing).
-  s.logits_bytes_per_element = 8;
+  // The reserved pool keeps the bf16 logits' block too: the caching allocator
+  // (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: a request larger than
+  // every cached free block gets a new segment; blocks never merge across
+  // segments) gave them a segment of their own (far larger than any layer
+  // tensor freed before), and the fp32 tensors that follow are twice as large,
+  // so that freed segment serves none of them (only the bf16 gradient of the
+  // cast's backward, later): 2 + 4 + 4 = 10 B per element reserved.
+  s.logits_bytes_per_element = 10;
   // Gradients: FP32GradientAccumulator (src/nanotron/optim/
   // gradient_accumulator.py) adds every bf16 weight gradient into its fp32
   // buffer after each micro-batch's backward (fp32_grad.add_(half_param.grad),
