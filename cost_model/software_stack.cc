@@ -704,6 +704,9 @@ SoftwareStack Nanotron() {
   // tests/data/throughput_hf_ultrascale_nanotron_h100.csv, slope over mbs at
   // fixed layout), and that copy alone accounts for 1.083x (1B) to 1.107x
   // (3B): ≈ 1.0x the activations now counted, none left for a 5% slack.
+  // (At tp > 1 the pool also holds freed full-sequence collective inputs the
+  // model does not count: docs/DECISIONS.md "nanotron's memory as the sweep
+  // measured it".)
   s.fragmentation = 1.0;
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
   s.overlap_param_gather = false;
