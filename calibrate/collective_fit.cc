@@ -245,6 +245,9 @@ const std::vector<FitParameter>& CollectiveFitParameters() {
        [](CollectiveModelParams& p, double v) { p.net_hop_latency_scale = v; }, 0.05, 3.0},
       {"min_pipeline_chunks", [](const CollectiveModelParams& p) { return p.min_pipeline_chunks; },
        [](CollectiveModelParams& p, double v) { p.min_pipeline_chunks = v; }, 1.0, 128.0},
+      // Identified only by tree AllReduce across >= 2 nodes: fitted when named.
+      {"tree_net_efficiency", [](const CollectiveModelParams& p) { return p.tree_net_efficiency; },
+       [](CollectiveModelParams& p, double v) { p.tree_net_efficiency = v; }, 0.2, 1.0, false},
   };
   return kParams;
 }

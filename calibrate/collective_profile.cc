@@ -36,7 +36,7 @@ CollectiveProfile FromYaml(const YAML::Node& root, const std::string& file, int 
     if (!coll.Has(p.name)) continue;
     const double v = coll.Double(p.name);
     // Physical validity, wider than the fit's search box.
-    const bool fraction = p.name == "nic_efficiency";
+    const bool fraction = p.name == "nic_efficiency" || p.name == "tree_net_efficiency";
     const double lo = p.name == "min_pipeline_chunks" ? 1.0 : 0.0;
     const bool ok = std::isfinite(v) && v >= lo && (!fraction || (v > 0 && v <= 1)) &&
                     (p.name != "net_chunk_bytes" || v > 0);

@@ -73,6 +73,13 @@ struct CollectiveModelParams {
   Bytes net_chunk_bytes = Bytes(512.0 * 1024.0);
   double min_pipeline_chunks = 8.0;
 
+  // Tree and NVLS-tree across nodes: the fraction of the paced NIC rate their
+  // inter-node sends reach, on top of nic_efficiency (which the ring reaches).
+  // 1 on InfiniBand (H100 IB NVLS-tree measures 0.97-1.09 of the model,
+  // tests/calibrate/tree_allreduce_table_test.cc). NCCL's tuner does not know
+  // it: the algorithm is chosen as if it were 1, then priced with it.
+  double tree_net_efficiency = 1.0;
+
   // LL128 needs 128-byte stores to arrive whole and in order: NCCL enables it
   // across nodes on InfiniBand/RoCE; the AWS EFA plugin leaves it off.
   bool network_ll128 = true;

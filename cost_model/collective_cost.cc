@@ -50,6 +50,7 @@ struct Shape {
   double intra_raw_Bps = 0;
   double inter_Bps = 0;      // NIC share × NIC efficiency × ECMP (no jitter)
   double paced_inter_Bps = 0;  // × slowest-link pace of a lock-step ring
+  double tree_inter_Bps = 0;   // paced, × tree_net_efficiency: what a tree's inter-node sends reach
   int net_channels = 1;      // NCCL network channels (NIC bandwidth / ladder top)
   int intra_channels = 2;
   double jitter_s = 0;       // σ · sqrt(2 ln N): the wait for the slowest network hop
@@ -84,6 +85,7 @@ Shape MakeShape(const GroupPath& path, const NcclFeatures& f, const CollectiveMo
   const double extreme = ExtremeFactor(s.multi ? s.nodes : 1);
   double pace = std::max(kMinPaceFactor, 1.0 - p.link_bandwidth_jitter * extreme);
   s.paced_inter_Bps = s.inter_Bps * pace;
+  s.tree_inter_Bps = s.paced_inter_Bps * p.tree_net_efficiency;
   s.net_channels = std::max(1, static_cast<int>(std::lround(s.inter_Bps / p.net_channel_bandwidth.si())));
   // NCCL's ring search on NVSwitch systems settles near 24 GB/s per channel
   // (Hopper intra ladder); only the per-channel caps use this count.
@@ -211,11 +213,11 @@ Candidate Tree(double bytes, const Shape& s, int proto) {
   } else if (s.nodes <= 2) {
     // Two nodes: NCCL takes the intra bandwidth; each node's NICs carry S, not
     // 2S, so the network bound on the tree's bus bandwidth is twice the NIC.
-    link = std::min(s.intra_Bps, 2.0 * s.paced_inter_Bps);
+    link = std::min(s.intra_Bps, 2.0 * s.tree_inter_Bps);
   } else {
     // The chain inside each node runs over NVLink: it binds when the node's
     // NICs outrun one GPU's NVLink (NVL72 racks: 72 NICs per domain).
-    link = s.g > 1 ? std::min(s.intra_Bps, s.paced_inter_Bps) : s.paced_inter_Bps;
+    link = s.g > 1 ? std::min(s.intra_Bps, s.tree_inter_Bps) : s.tree_inter_Bps;
   }
   double bus = std::min(nccl::kLL128Efficiency * link, channels * nccl::kPerChTree[s.arch][col] * kGB);
   switch (static_cast<Protocol>(proto)) {
@@ -273,7 +275,7 @@ Candidate NvlsTree(double bytes, const GroupPath& path, const NcclFeatures& f, c
   int col = NodeColumn(s);
   int nvls_ch = nccl::kNvlsChannels[s.arch][1];
   double ring_conv = s.n / (2.0 * (s.n - 1));
-  double net_bus = s.paced_inter_Bps * (s.nodes <= 2 ? 2.0 : 1.0);   // "×2 for NVLSTree with ≤ 2 nodes"
+  double net_bus = s.tree_inter_Bps * (s.nodes <= 2 ? 2.0 : 1.0);   // "×2 for NVLSTree with ≤ 2 nodes"
   double cap_bus = nvls_ch * nccl::kPerChNvlsTree[s.arch][col] * kGB;
   double algbw = std::min(NvlsIntraAlgbw(CollectiveOp::kAllReduce, s), std::min(net_bus, cap_bus) * ring_conv);
   double nvlink_hop = std::max(nccl::kNvlsNvlinkUs * kUs, s.intra_hop_s);
@@ -559,15 +561,19 @@ CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& 
   PARASIM_CHECK(bytes >= 0 && std::isfinite(bytes), "collective size ", bytes);
   if (path.ranks <= 1 || bytes <= 0) return ZeroCost(op);
   Shape s = MakeShape(path, features, params);
+  // NCCL's tuner chooses by its own prediction, which has no tree deficit of
+  // the fabric (tree_net_efficiency): choose without it, price with it.
+  Shape chooser = s;
+  chooser.tree_inter_Bps = s.paced_inter_Bps;
   Candidate best;
   CollectiveAlgo best_algo = CollectiveAlgo::kRing;
   int best_proto = static_cast<int>(Protocol::kSimple);
   for (int a = 0; a < kNumCollectiveAlgos; ++a) {
     for (int pr = 0; pr < kNumProtocols; ++pr) {
-      Candidate c = Evaluate(op, bytes, path, features, params, s, static_cast<CollectiveAlgo>(a), pr);
+      Candidate c = Evaluate(op, bytes, path, features, params, chooser, static_cast<CollectiveAlgo>(a), pr);
       // The pipeline only adds time: a candidate already slower cannot win.
       if (!c.ok || (best.ok && c.time_s >= best.time_s)) continue;
-      c = WithChunkPipeline(c, op, static_cast<CollectiveAlgo>(a), s, params);
+      c = WithChunkPipeline(c, op, static_cast<CollectiveAlgo>(a), chooser, params);
       if (c.ok && (!best.ok || c.time_s < best.time_s)) {   // ties keep the lower index
         best = c;
         best_algo = static_cast<CollectiveAlgo>(a);
@@ -576,6 +582,11 @@ CollectiveCost EstimateCollective(CollectiveOp op, Bytes size, const GroupPath& 
     }
   }
   PARASIM_CHECK(best.ok, "no collective algorithm for ", ToString(op));
+  if (s.tree_inter_Bps != chooser.tree_inter_Bps &&
+      (best_algo == CollectiveAlgo::kTree || best_algo == CollectiveAlgo::kNvlsTree)) {
+    best = WithChunkPipeline(Evaluate(op, bytes, path, features, params, s, best_algo, best_proto), op, best_algo, s,
+                             params);
+  }
   return Finish(op, bytes, s, best, best_algo, best_proto);
 }
 

@@ -187,10 +187,11 @@ TEST_CASE("tree and NVLS-tree AllReduce across nodes against three fabrics", "[c
     // node's NICs carry S (bound: twice the NICs).
     CHECK(r.model <= (r.nodes <= 2 ? 2.0 : 1.0) * r.nic * (1 + 1e-9));
     // Recorded bands (docs/accuracy.md): InfiniBand measures 0.80-1.15 of the
-    // model; EFA's healthy runs 0.55-0.90 of it (the gap is not modelled).
+    // model; EFA's healthy runs 0.92-1.05 of it, in sample: the EFA tree rate
+    // (tree_net_efficiency) is fitted to these rows (collective_fit_test.cc).
     const bool efa = r.dataset.rfind("aws-p5", 0) == 0;
-    CHECK(r.measured / r.model >= (efa ? 0.55 : 0.80));
-    CHECK(r.measured / r.model <= (efa ? 0.90 : 1.15));
+    CHECK(r.measured / r.model >= (efa ? 0.92 : 0.80));
+    CHECK(r.measured / r.model <= (efa ? 1.05 : 1.15));
   }
 }
 

@@ -19,8 +19,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/loaders.h"
@@ -243,9 +245,9 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // per tp x pp group, the median |ratio - 1| of the fastest run of each cell.
   const std::map<std::string, double> recorded = {
       {"tp=1,pp=1", 0.112},  {"tp=1,pp=2", 0.122},  {"tp=1,pp=4", 0.069},  {"tp=1,pp=8", 0.050},
-      {"tp=1,pp>=16", 0.086},  {"tp=2,pp=1", 0.206},  {"tp=2,pp=2", 0.176},  {"tp=2,pp=4", 0.150},
-      {"tp=2,pp=8", 0.134},  {"tp=2,pp>=16", 0.078},  {"tp=4,pp=1", 0.157},  {"tp=4,pp=2", 0.121},
-      {"tp=4,pp=4", 0.131},  {"tp=4,pp=8", 0.246},  {"tp=4,pp>=16", 0.181},  {"tp=8,pp=1", 0.107},
+      {"tp=1,pp>=16", 0.086},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.176},  {"tp=2,pp=4", 0.150},
+      {"tp=2,pp=8", 0.134},  {"tp=2,pp>=16", 0.078},  {"tp=4,pp=1", 0.124},  {"tp=4,pp=2", 0.121},
+      {"tp=4,pp=4", 0.131},  {"tp=4,pp=8", 0.246},  {"tp=4,pp>=16", 0.181},  {"tp=8,pp=1", 0.093},
       {"tp=8,pp=2", 0.233},  {"tp=8,pp=4", 0.530},  {"tp=8,pp=8", 0.728},  {"tp=8,pp>=16", 1.606},
       {"tp>=16,pp=1", 0.274},  {"tp>=16,pp=2", 0.618},  {"tp>=16,pp=4", 0.616},  {"tp>=16,pp=8", 1.037},
       {"tp>=16,pp>=16", 4.113},
@@ -256,16 +258,16 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
     REQUIRE(recorded.count(g) == 1);
     CHECK(median_error <= recorded.at(g) + 0.02);
   }
-  // All scored runs, noise included (docs/accuracy.md: 27.1 %), the pick among the
+  // All scored runs, noise included (docs/accuracy.md: 26.4 %), the pick among the
   // measured configs (median measured(pick)/best 0.902 over 29 groups) and
   // the planner's own search (a measured plan among its 16 best in 26 groups,
-  // median 0.923; 28 and 0.902 before nanotron's activations lost their 5% slack, when
-  // the two 80B kv 8 groups at 8 and 32 nodes had their only measured plans
-  // at ranks 15 and 16).
-  CHECK(Summarize(all).median_error <= 0.271 + 0.02);
+  // median 0.902; 28 and 0.900 before nanotron's activations lost their 5%
+  // slack, when the two 80B kv 8 groups at 8 and 32 nodes had their only
+  // measured plans at ranks 16 and 15).
+  CHECK(Summarize(all).median_error <= 0.264 + 0.02);
   CHECK(Median(pick_quality) >= 0.902 - 0.02);
   CHECK(planner_quality.size() >= 26);
-  CHECK(Median(planner_quality) >= 0.902 - 0.02);
+  CHECK(Median(planner_quality) >= 0.900 - 0.02);
   if (print) {
     std::printf("by tp, pp: | group | runs | median | min | max | median |ratio-1| %% | cells | cell-best median |"
                 " cell-best median |ratio-1| %% |\n");
@@ -315,27 +317,60 @@ double WorldBusBw(const ClusterSpec& c, const SoftwareStack& stack, CollectiveOp
   return EstimateCollective(op, GiB(1), path, NcclFeaturesFor(c, stack.nccl_version)).busbw.si() / 1e9;
 }
 
-// aws-p5 at the run's node count with its inter-node NICs scaled so that the
-// model's AllReduce of 1 GiB over every GPU has the bus bandwidth the run's
-// job measured at start-up (nanotron's measure_bandwidth; the CSV's
-// allreduce_busbw_gbps): the run priced on the fabric it had. ASSUMPTION: a
-// slower fabric is slower NICs, every inter-node transfer alike. One node:
-// no inter-node link, as is.
+// aws-p5 at the run's node count as its own job measured it at start-up
+// (nanotron's measure_bandwidth, 1 GiB over every GPU): the two rates of the
+// EFA collective model, each set from the collective that isolates it. The
+// NICs are scaled until the model's AllGather (a ring: the NICs' rate) has the
+// job's measured bus bandwidth, then the tree's rate (tree_net_efficiency,
+// CollectiveModelParams) until its AllReduce (NVLS-tree) has the job's. The
+// job's ReduceScatter, measured right after, is held out. ASSUMPTION: a
+// slower fabric slows every ring transfer alike (p2p included) and every tree
+// transfer alike. One node: no inter-node link, as is.
 ClusterSpec FabricAsMeasured(const testing::NanotronRun& run, const SoftwareStack& stack) {
   const ClusterSpec base = LoadCluster("aws-p5", run.nodes);
   if (run.nodes == 1) return base;
-  auto scaled = [&](double scale) {
-    ClusterSpec c = base;
-    c.inter_node.nic_bandwidth = base.inter_node.nic_bandwidth * scale;
-    return c;
+  // Both bus bandwidths rise with their rate: bisect each on a log axis.
+  auto bisect = [](double lo, double hi, const std::function<bool(double)>& too_slow) {
+    for (int i = 0; i < 40; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (too_slow(std::exp(mid)) ? lo : hi) = mid;
+    }
+    return std::exp(0.5 * (lo + hi));
   };
-  // The busbw rises with the NICs' bandwidth: bisect the scale on a log axis.
-  double lo = std::log(1.0 / 256), hi = std::log(4.0);
-  for (int i = 0; i < 40; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (WorldBusBw(scaled(std::exp(mid)), stack, CollectiveOp::kAllReduce) < run.allreduce_busbw_gbps ? lo : hi) = mid;
-  }
-  return scaled(std::exp(0.5 * (lo + hi)));
+  ClusterSpec c = base;
+  c.collective_params = CollectiveModelParams::AwsEfa();
+  const double nic = bisect(std::log(1.0 / 256), std::log(4.0), [&](double scale) {
+    c.inter_node.nic_bandwidth = base.inter_node.nic_bandwidth * scale;
+    return WorldBusBw(c, stack, CollectiveOp::kAllGather) < run.allgather_busbw_gbps;
+  });
+  c.inter_node.nic_bandwidth = base.inter_node.nic_bandwidth * nic;
+  const double tree = bisect(std::log(1.0 / 64), std::log(4.0), [&](double eff) {
+    c.collective_params->tree_net_efficiency = eff;
+    return WorldBusBw(c, stack, CollectiveOp::kAllReduce) < run.allreduce_busbw_gbps;
+  });
+  c.collective_params->tree_net_efficiency = tree;
+  return c;
+}
+
+// The job's start-up ReduceScatter busbw (GB/s) from the start-up table
+// (tests/data/collective_nanotron_startup_h100_efa.csv), joined on the node
+// count and the job's AllReduce and AllGather as printed (0.01 GB/s); 0 when
+// no single job matches.
+double JobReduceScatter(const testing::NanotronRun& run) {
+  using Key = std::tuple<int, long long, long long>;
+  static const std::map<Key, std::vector<double>> by_job = [] {
+    std::map<Key, std::vector<double>> m;
+    for (const auto& r : testing::ReadCsv(testing::DataPath("collective_nanotron_startup_h100_efa.csv")))
+      m[{std::stoi(r.at("nodes")), std::llround(100 * std::stod(r.at("allreduce_busbw_gbps"))),
+         std::llround(100 * std::stod(r.at("allgather_busbw_gbps")))}]
+          .push_back(std::stod(r.at("reducescatter_busbw_gbps")));
+    return m;
+  }();
+  const auto it = by_job.find(
+      {run.nodes, std::llround(100 * run.allreduce_busbw_gbps), std::llround(100 * run.allgather_busbw_gbps)});
+  if (it == by_job.end()) return 0;
+  const std::vector<double>& v = it->second;
+  return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }) ? v.front() : 0.0;
 }
 
 std::string NodesAndPp(const testing::NanotronRun& run) {
@@ -345,12 +380,11 @@ std::string NodesAndPp(const testing::NanotronRun& run) {
 }  // namespace
 
 // The same scored runs as above, each priced on the fabric its own job
-// measured instead of the aws-p5 preset's. The jobs' start-up AllGather
-// (measured right after the AllReduce the scaling matches) is held out: the
-// scaled fabric must predict it too.
+// measured instead of the aws-p5 preset's. The jobs' start-up ReduceScatter
+// (not used to set the fabric) is held out: the fabric must predict it too.
 TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", "[planner]") {
   const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
-  std::map<std::string, std::vector<double>> on_preset, on_measured, allgather;
+  std::map<std::string, std::vector<double>> on_preset, on_measured, reducescatter;
   for (const testing::NanotronRun& run : testing::ReadNanotronSweep()) {
     if (run.suspect || (run.pp > 1 && !run.after_pp_fix)) continue;
     const Report preset = testing::EvaluateNanotronRun(run, stack);
@@ -362,7 +396,8 @@ TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", 
       on_preset[g].push_back(preset.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu);
       on_measured[g].push_back(measured.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu);
       if (run.nodes > 1)
-        allgather[g].push_back(WorldBusBw(fabric, stack, CollectiveOp::kAllGather) / run.allgather_busbw_gbps);
+        if (const double rs = JobReduceScatter(run); rs > 0)
+          reducescatter[g].push_back(WorldBusBw(fabric, stack, CollectiveOp::kReduceScatter) / rs);
     }
   }
   auto median_error = [](const std::vector<double>& ratios) {
@@ -372,16 +407,19 @@ TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", 
   };
   if (std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE")) {
     std::printf("| group | runs | on aws-p5: median ratio | median |ratio-1| %% | on the measured fabric: median ratio |"
-                " median |ratio-1| %% | held out: AllGather predicted/measured, median |\n");
+                " median |ratio-1| %% | held out: ReduceScatter predicted/measured, median |\n");
     for (const auto& [g, v] : on_preset) {
       std::printf("| %s | %zu | %.3f | %.1f | %.3f | %.1f | %s |\n", g.c_str(), v.size(), Median(v),
                   100 * median_error(v), Median(on_measured[g]), 100 * median_error(on_measured[g]),
-                  allgather.count(g) ? std::to_string(Median(allgather[g])).substr(0, 5).c_str() : "-");
+                  reducescatter.count(g) ? std::to_string(Median(reducescatter[g])).substr(0, 5).c_str() : "-");
     }
   }
   REQUIRE(on_preset["all"].size() == 1265);
+  if (std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE"))
+    std::printf("ReduceScatter joined for %zu of the multi-node runs\n", reducescatter["all"].size());
   // docs/accuracy.md "Throughput ratios: nanotron H100 sweep": recorded + 2 points.
-  CHECK(median_error(on_measured["all"]) <= 0.178 + 0.02);
+  CHECK(median_error(on_measured["all"]) <= 0.200 + 0.02);
   CHECK(median_error(on_measured["all"]) < median_error(on_preset["all"]));
-  CHECK(std::fabs(Median(allgather["all"]) - 1) <= 0.372 + 0.02);
+  CHECK(std::fabs(Median(reducescatter["all"]) - 1) <= 0.008 + 0.02);
+  CHECK(reducescatter["all"].size() == 1200);
 }
