@@ -353,6 +353,21 @@ double FusedSwiGluSavedBytes(const ModelSpec& m, const SoftwareStack& stack) {
   return f * stack.activation_bytes;   // SiLU(gate), one activation-dtype element per ffn unit
 }
 
+double PackedQkvKeptBytes(const ModelSpec& m, const SoftwareStack& stack) {
+  if (!stack.query_keeps_packed_qkv || m.KvHeads() != m.num_attention_heads) return 0.0;
+  // nanotron a756526 src/nanotron/models/llama.py, CausalSelfAttention.forward
+  // (training path, multi-head branch): qkv.view(..).permute(2, 1, 0, 3, 4)
+  // .contiguous() is one [3, b, s, heads, d] tensor unpacked into q, k, v
+  // views; k and v are copied again by torch.cat([k, v]).permute(..)
+  // .contiguous() for flash-attn's rotary (in place on q and on that kv
+  // copy), and flash_attn_varlen_func saves q (a view, stride(-1) = 1, not
+  // copied by its maybe_contiguous) and k, v (views of the kv copy). The
+  // saved q view keeps the whole packed storage: its k and v thirds, 2·a·d
+  // elements per token, stay allocated until backward. The grouped-query
+  // branch makes q, k, v separate .contiguous() copies (no such storage).
+  return 2.0 * static_cast<double>(m.num_attention_heads * m.HeadDim()) * stack.activation_bytes;
+}
+
 bool SacSavesMatmul(int position, double f) {
   // The policy recomputes a matmul whenever its running count crosses a
   // multiple of 1/f: f = 0.5 recomputes the 2nd, 4th, … (torchtitan's
@@ -395,6 +410,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
   a.layer_input *= scale;
   a.attention_out *= scale;
   if (stack.swiglu_saves_input_only) a.split -= FusedSwiGluSavedBytes(model, stack);
+  a.split += PackedQkvKeptBytes(model, stack);
   const double f = stack.sac_matmul_recompute_fraction;
   if (f > 0) {
     // Op-level SAC keeps the checkpoint's input, the attention output (and

@@ -85,6 +85,11 @@ double SacSavedUnreadOutputWidth(const ModelSpec& model, double f);
 // Bytes per token a fused SwiGLU (stack.swiglu_saves_input_only) does not
 // keep: SiLU(gate), f elements of the activation dtype; 0 for other MLPs.
 double FusedSwiGluSavedBytes(const ModelSpec& model, const SoftwareStack& stack);
+// Bytes per token (per layer, split over tp like the attention) a stack
+// whose saved query keeps the packed q,k,v copy (stack.query_keeps_packed_qkv)
+// holds beyond the q, k, v it counts: that copy's k and v, 2·a·d elements of
+// the activation dtype, with multi-head attention only; 0 otherwise.
+double PackedQkvKeptBytes(const ModelSpec& model, const SoftwareStack& stack);
 
 // Bytes the loss keeps for one micro-batch of `tokens` tokens on one GPU:
 // logits_bytes_per_element per vocab element (÷ tp: vocab-parallel), over the

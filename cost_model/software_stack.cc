@@ -759,6 +759,20 @@ SoftwareStack Nanotron() {
   s.gemm_workspace_bytes = kTorchGemmWorkspaces;
   // nanotron's GLUActivation computes act(gate) * up unfused (models/llama.py).
   s.swiglu_saves_input_only = false;
+  // Multi-head attention: the saved query keeps the packed q,k,v copy
+  // (a756526 src/nanotron/models/llama.py; memory.cc PackedQkvKeptBytes).
+  s.query_keeps_packed_qkv = true;
+  // No allocator slack on the activations: at tp = 1 with pp > 1 (stage 0
+  // holds no loss and no TP buffers) the measured reserved peak grows with
+  // the micro-batch by a median 1.074x the activations counted without
+  // the packed q,k,v copy (29 run groups of the sweep,
+  // tests/data/throughput_hf_ultrascale_nanotron_h100.csv, slope over mbs at
+  // fixed layout), and that copy alone accounts for 1.083x (1B) to 1.107x
+  // (3B): ≈ 1.0x the activations now counted, none left for a 5% slack.
+  // (At tp > 1 the pool also holds freed full-sequence collective inputs the
+  // model does not count: docs/DECISIONS.md "nanotron's memory as the sweep
+  // measured it".)
+  s.fragmentation = 1.0;
   s.description = "nanotron: eager bf16 with flash-attn 2, blocking TP, AFAB/1F1B pipeline, ZeRO-0/1";
   s.overlap_param_gather = false;
   s.grad_bucket_elements = 0;
@@ -824,7 +838,14 @@ SoftwareStack Nanotron() {
   // Held at once: the fp32 cast (still referenced by the caller) and the
   // shifted logits that become the saved softmax in place: 8 B per element
   // (the bf16 logits are freed after the cast, whose backward saves nothing).
-  s.logits_bytes_per_element = 8;
+  // The reserved pool keeps the bf16 logits' block too: the caching allocator
+  // (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: a request larger than
+  // every cached free block gets a new segment; blocks never merge across
+  // segments) gave them a segment of their own (far larger than any layer
+  // tensor freed before), and the fp32 tensors that follow are twice as large,
+  // so that freed segment serves none of them (only the bf16 gradient of the
+  // cast's backward, later): 2 + 4 + 4 = 10 B per element reserved.
+  s.logits_bytes_per_element = 10;
   // Gradients: FP32GradientAccumulator (src/nanotron/optim/
   // gradient_accumulator.py) adds every bf16 weight gradient into its fp32
   // buffer after each micro-batch's backward (fp32_grad.add_(half_param.grad),

@@ -193,6 +193,11 @@ struct SoftwareStack {
   // the K and V that attention saves, and that all-gather CP gathers, are
   // a·d wide, not g·d; CP's K/V messages are a·d wide too.
   bool repeats_kv_heads = false;
+  // Multi-head attention (kv heads = heads) only: the query that attention
+  // saves is a view of one packed contiguous q,k,v copy, so that copy's K and
+  // V slices (2·a·d elements per token) stay allocated beside the separate
+  // K,V tensor attention also saves (nanotron's training path).
+  bool query_keeps_packed_qkv = false;
 
   // Behaviour.
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)

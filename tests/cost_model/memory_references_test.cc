@@ -573,7 +573,7 @@ TEST_CASE("cost_model: memory against the nanotron sweep's measured reserved pea
   CHECK(over_capacity == 0);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.100, kRecordedWorst = 1.473;
+  constexpr double kRecordedMedian = 0.086, kRecordedWorst = 1.606;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
@@ -605,6 +605,74 @@ TEST_CASE("cost_model: nanotron's kept TP all-gather buffers are two tokens x hi
     CHECK(rep.memory_allocated_after_backward_per_stage.front() <
           ReservedPool(rep, rep.memory_bytes_per_stage.front()));
   }
+}
+
+TEST_CASE("cost_model: nanotron's multi-head attention keeps the packed qkv copy (2·a·d per token more)",
+          "[cost_model][memory]") {
+  SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
+  REQUIRE(stack.query_keeps_packed_qkv);
+  const ModelSpec mha = testing::NanotronModel("nanotron-1b", 32);
+  const ModelSpec gqa = testing::NanotronModel("nanotron-1b", 8);
+  const double ad = static_cast<double>(mha.num_attention_heads * mha.HeadDim());
+  CHECK(PackedQkvKeptBytes(mha, stack) == 2.0 * ad * 2.0);   // k and v thirds, bf16
+  CHECK(PackedQkvKeptBytes(gqa, stack) == 0.0);              // separate q, k, v copies
+  const ActivationPerToken with_mha = LayerActivationPerToken(mha, stack);
+  const ActivationPerToken with_gqa = LayerActivationPerToken(gqa, stack);
+  stack.query_keeps_packed_qkv = false;
+  // Split over tp like the rest of the attention; nothing else moves.
+  CHECK(with_mha.split - LayerActivationPerToken(mha, stack).split == 4.0 * ad);
+  CHECK(with_mha.replicated == LayerActivationPerToken(mha, stack).replicated);
+  CHECK(with_gqa.split == LayerActivationPerToken(gqa, stack).split);
+}
+
+TEST_CASE("cost_model: nanotron's loss reserves 10 B per local vocab element (bf16 segment beside two fp32)",
+          "[cost_model][memory]") {
+  const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
+  const double tokens = 2 * 4096, vocab = 131072;
+  for (int tp : {1, 4})   // no vocab-parallel figure of its own: the same per element at any tp
+    CHECK(LossBytes(stack, tokens, vocab, tp) == tokens * vocab / tp * (2.0 + 4.0 + 4.0));
+}
+
+TEST_CASE("cost_model: nanotron's tp = 1 reserved peaks grow with the micro-batch as the activations counted",
+          "[cost_model][memory]") {
+  // Stage 0 of a tp = 1, pp > 1 run holds no loss and no TP buffers: per
+  // layout, the least-squares slope over the micro-batch of the measured
+  // reserved peak against that of the prediction (docs/DECISIONS.md
+  // "nanotron's memory as the sweep measured it": 1.074x before the packed
+  // q,k,v copy and the 1.05 slack were settled).
+  std::map<std::string, std::vector<const NanotronMemoryRow*>> layouts;
+  const std::vector<NanotronMemoryRow> rows = PredictNanotronSweepRuns();
+  for (const NanotronMemoryRow& r : rows) {
+    if (r.row.suspect || r.run.tp != 1 || r.run.pp == 1) continue;
+    layouts[r.run.model + " kv" + std::to_string(r.run.kv_heads) + " n" + std::to_string(r.run.nodes) + " pp" +
+            std::to_string(r.run.pp) + " zero" + std::to_string(r.run.zero)]
+        .push_back(&r);
+  }
+  const auto slope = [](const std::vector<const NanotronMemoryRow*>& g, bool measured) {
+    double mx = 0, my = 0;
+    for (const auto* r : g) {
+      mx += r->run.mbs;
+      my += measured ? r->row.measured : r->row.predicted;
+    }
+    mx /= g.size();
+    my /= g.size();
+    double sxy = 0, sxx = 0;
+    for (const auto* r : g) {
+      sxy += (r->run.mbs - mx) * ((measured ? r->row.measured : r->row.predicted) - my);
+      sxx += (r->run.mbs - mx) * (r->run.mbs - mx);
+    }
+    return sxx > 0 ? sxy / sxx : 0.0;
+  };
+  std::vector<double> ratios;
+  for (const auto& [layout, g] : layouts) {
+    const double predicted = slope(g, false);
+    if (predicted > 0) ratios.push_back(slope(g, true) / predicted);
+  }
+  REQUIRE(ratios.size() >= 25);
+  const double median = Median(ratios);
+  INFO(ratios.size() << " layouts, median measured/predicted slope " << median);
+  CHECK(median >= 0.95);
+  CHECK(median <= 1.05);
 }
 
 TEST_CASE("cost_model: memory against the nanotron sweep's measured allocated peaks after backward",
@@ -655,7 +723,7 @@ TEST_CASE("cost_model: memory against every measured reference, combined", "[cos
     std::printf("combined: %zu rows, median |error| %.1f%%, worst %.1f%%\n", abs_errors.size(), 100 * median,
                 100 * worst);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
-  constexpr double kRecordedMedian = 0.098, kRecordedWorst = 1.473;
+  constexpr double kRecordedMedian = 0.085, kRecordedWorst = 1.606;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }

@@ -260,11 +260,13 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   }
   // All scored runs, noise included (docs/accuracy.md: 26.4 %), the pick among the
   // measured configs (median measured(pick)/best 0.902 over 29 groups) and
-  // the planner's own search (a measured plan among its 16 best in 28 groups,
-  // median 0.900).
+  // the planner's own search (a measured plan among its 16 best in 26 groups,
+  // median 0.902; 28 and 0.900 before nanotron's activations lost their 5%
+  // slack, when the two 80B kv 8 groups at 8 and 32 nodes had their only
+  // measured plans at ranks 16 and 15).
   CHECK(Summarize(all).median_error <= 0.264 + 0.02);
   CHECK(Median(pick_quality) >= 0.902 - 0.02);
-  CHECK(planner_quality.size() >= 27);
+  CHECK(planner_quality.size() >= 26);
   CHECK(Median(planner_quality) >= 0.900 - 0.02);
   if (print) {
     std::printf("by tp, pp: | group | runs | median | min | max | median |ratio-1| %% | cells | cell-best median |"
