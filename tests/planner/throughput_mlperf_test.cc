@@ -8,7 +8,8 @@
 // traffic grow as the model-parallel work per GPU stays fixed.
 // Each row goes through tier A as its recipe sets it
 // (tests/planner/nemo_recipe_pricing.h) with the megatron-core stack as the
-// other NeMo tables price it (blocking TP collectives). ratio = predicted /
+// other NeMo tables price it (its TP: forward collectives blocking,
+// the backward's overlapped with the dgrad/wgrad GEMMs). ratio = predicted /
 // measured tokens/s per GPU (> 1: the model is too fast); measured = the
 // median step time of the logs' train_step_timing lines. Nothing here feeds
 // back into the model. The test fails when a row cannot be evaluated or does
@@ -51,7 +52,7 @@ TEST_CASE("planner: predicted/measured throughput on MLPerf v3.1 GPT-3 175B on E
   // micro-batches of the 1,280- and 1,344-node runs).
   stack.pp_interleaved_full_warmup = true;
   // The recipes turn Transformer Engine's userbuffers TP overlap on; the
-  // preset's blocking TP is what the table scores. The preset's derived
+  // preset's TP (no userbuffers) is what the table scores. The preset's derived
   // overlap (docs/DECISIONS.md "TP overlap": 0.875 of the TP time hidden,
   // GEMMs 6.9% slower) is priced beside it, printed only.
   SoftwareStack overlapped = stack;
@@ -121,8 +122,8 @@ TEST_CASE("planner: predicted/measured throughput on MLPerf v3.1 GPT-3 175B on E
                 predicted_gain / measured_gain);
   }
   // Committed in docs/accuracy.md "Throughput ratios: MLPerf GPT-3 175B on Eos".
-  CHECK(median_error <= 0.032 + 0.02);
-  CHECK(gain_error <= 0.133 + 0.02);
+  CHECK(median_error <= 0.060 + 0.02);
+  CHECK(gain_error <= 0.142 + 0.02);
 }
 
 TEST_CASE("planner: the MLPerf GPT-3 175B rows agree with themselves", "[planner]") {
