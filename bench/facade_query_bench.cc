@@ -30,6 +30,9 @@
 // 110,295 / 92,949 / 118,206, searched unchanged. Both binaries back to back,
 // medians of 5, twice: before 86.5 / 72.3 / 90.3-92.5 ms, after 89.8-92.5 /
 // 72.5-73.4 / 94.7-97.2 ms (the machine's noise is a few ms).
+// After the EFA tree rate, Megatron's backward TP overlap and nanotron's
+// memory terms (none on this query's hot path but a few branches): 88.7 /
+// 70.1 / 91.6 ms on an idle machine, the same scored and searched counts.
 // BM_Enumerate_* times the space enumeration alone (a part of each query).
 // "First query" means a fresh Planner (its caches empty); the process has
 // run queries before, so the planner's per-thread buffers (planner.cc
