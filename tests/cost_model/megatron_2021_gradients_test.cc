@@ -16,9 +16,7 @@ using namespace parasim;
 using Catch::Matchers::WithinRel;
 
 namespace {
-// The eager slowdown the presets apply to memory-bound PyTorch kernels
-// (cost_model/software_stack.cc, kEagerMemoryBoundMeasured).
-constexpr double kEager = 1.5681808517219065;
+constexpr double kEager = testing::kEagerMemoryBound;
 }  // namespace
 
 TEST_CASE("cost_model: megatron-lm-2021 accumulates fp16 gradients per micro-batch, 6 B per local parameter",

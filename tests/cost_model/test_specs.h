@@ -104,4 +104,8 @@ inline JobSpec Job(int64_t global_batch, int64_t seq) {
   return j;
 }
 
+// The eager slowdown the presets apply to memory-bound PyTorch kernels
+// (cost_model/software_stack.cc, kEagerMemoryBoundMeasured).
+inline constexpr double kEagerMemoryBound = 1.5681808517219065;
+
 }  // namespace parasim::testing
