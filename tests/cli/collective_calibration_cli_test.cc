@@ -54,11 +54,13 @@ TEST_CASE("collective: conflicting group flags and bad profiles exit 2", "[cli][
   CHECK(Parasim("collective --cluster " + cluster + " --ranks 10 --gpus-per-node 3").code == 2);
   CHECK(Parasim("collective --cluster " + cluster + " --ranks 10 --gpus-per-node 1").code == 0);
   const fs::path bad = fs::temp_directory_path() / ("parasim_badprof_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(bad) << "schema_version: 1\nbase: infiniband\ncollective:\n  nic_efficiency: 7\n  bogus: 1\n";
+  std::ofstream(bad) << "schema_version: 1\nbase: infiniband\ncollective:\n  nic_efficiency: 7\n  bogus: 1\n"
+                         "  tree_net_efficiency: 1.5\n";
   const auto r = Parasim("collective --cluster " + cluster + " --hw-profile " + bad.string());
   CHECK(r.code == 2);
   CHECK(r.err.find("collective.nic_efficiency") != std::string::npos);
   CHECK(r.err.find("collective.bogus") != std::string::npos);
+  CHECK(r.err.find("collective.tree_net_efficiency") != std::string::npos);   // a fraction, as the NIC's
   fs::remove(bad);
 }
 

@@ -355,6 +355,26 @@ TEST_CASE("cost_model: the EFA tree efficiency is the least-squares fit to the w
   CHECK(worst_loo <= 0.096 + 0.02);
 }
 
+// The tree rate touches trees only, and NCCL's choice does not see it: a
+// lower rate slows the world AllReduce (NVLS-tree) without changing its
+// algorithm, and leaves the ring AllGather as it was.
+TEST_CASE("cost_model: the tree rate slows trees only, under NCCL's own choice", "[cost_model]") {
+  for (int nodes : {2, 8, 64}) {
+    INFO(nodes << " nodes");
+    CollectiveModelParams full = CollectiveModelParams::AwsEfa(), half = full;
+    full.tree_net_efficiency = 1.0;
+    half.tree_net_efficiency = 0.5;
+    CollectiveCost a, b;
+    const double ar_full = testing::PredictedStartupBusBw(P5(nodes), CollectiveOp::kAllReduce, full, &a);
+    const double ar_half = testing::PredictedStartupBusBw(P5(nodes), CollectiveOp::kAllReduce, half, &b);
+    CHECK(a.algo == b.algo);
+    CHECK(ar_half < ar_full);
+    CHECK(ar_half > 0.5 * ar_full * 0.99);   // bandwidth-bound at most: latency does not scale
+    CHECK(testing::PredictedStartupBusBw(P5(nodes), CollectiveOp::kAllGather, half) ==
+          testing::PredictedStartupBusBw(P5(nodes), CollectiveOp::kAllGather, full));
+  }
+}
+
 }  // namespace
 }  // namespace parasim
 
