@@ -619,7 +619,7 @@ TEST_CASE("cost_model: nanotron's ZeRO-1 buffers past the GPU: the pool is the l
   }
   // docs/accuracy.md, nanotron section: 10 runs pass the GPU with the buffers; median |error| 3.9 %
   // (12.4 % when the pool stopped at the GPU).
-  CHECK(unchanged > 1000);
+  CHECK(unchanged + released_errors.size() == 1224);   // every scored ZeRO-1 run
   REQUIRE(released_errors.size() == 10);
   INFO("released runs' median |error| " << 100 * Median(released_errors) << "%");
   CHECK(Median(released_errors) <= 0.04 + 0.02);
