@@ -305,11 +305,15 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
       e.weights + e.grads + e.optimizer + e.kept_buffers + e.gemm_workspaces + e.reserve + e.context;
   e.total = persistent + peak + step_segments;
   if (step_segments > 0 && in.device_bytes > 0 && e.total > in.device_bytes) {
-    // A cudaMalloc that fails makes the allocator release its cached free
-    // blocks and retry: the pool stops at the GPU's memory, unless the
-    // buffers beside the persistent states alone need more (a real OOM).
-    e.total = std::max({in.device_bytes, persistent + step_segments, persistent + peak});
-    step_segments = e.total - persistent - peak;
+    // The buffers' cudaMalloc fails: the allocator frees every wholly free
+    // cached segment (the activations', freed by backward) and retries. The
+    // buffers' own segments stay cached and, free again after the step, are
+    // the only blocks the next forward finds: its activations are carved out
+    // of them (best fit, large blocks split) and new segments are added only
+    // past them. From then on the pool is the larger of the two, not their
+    // sum; past the GPU either way is a real OOM.
+    e.total = persistent + std::max(peak, step_segments);
+    step_segments = std::max(0.0, step_segments - peak);
   }
   e.optimizer_temporaries += step_segments;
   return e;

@@ -163,9 +163,10 @@ struct MemoryInputs {
   // compute_param_bytes.
   double gathered_stage_bytes = 0;
   double gathered_unit_bytes = 0;
-  // The GPU's memory (0: unknown). Where added segments would pass it, the
-  // caching allocator frees its cached blocks and retries: the reserved pool
-  // stops there (EstimateMemory, zero1_gather_flat_bytes).
+  // The GPU's memory (0: unknown). Where ZeRO-1's added segments would pass
+  // it, the caching allocator frees its cached blocks and retries, and later
+  // forwards reuse the buffers' segments: the pool is then the larger of the
+  // forward/backward peak and the buffers (EstimateMemory, zero1_gather_flat_bytes).
   double device_bytes = 0;
   // Bytes of buffers the framework allocates on first use and keeps for the
   // whole run (nanotron's TP all-gather buffers, SoftwareStack::

@@ -381,7 +381,7 @@ static MemoryInputs Zero1OnEightRanks() {
   return in;
 }
 
-TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a cached block holds them",
+TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a cached block holds them or a release reused them",
           "[cost_model]") {
   const SoftwareStack s = LoadSoftwareStack("nanotron");
   REQUIRE(s.zero1_gather_flat_bytes == 4);
@@ -397,11 +397,29 @@ TEST_CASE("cost_model: ZeRO-1's flat all-gather buffers add to the pool unless a
   in.logits_bytes = 3e9 / 4 * s.logits_bytes_per_element;   // 3 GB of fp32 logits
   CHECK(EstimateMemory(s, in).total == EstimateMemory(none, in).total);
   in.logits_bytes = 0;
-  // Past the GPU, the allocator frees its cache and retries: the pool stops at the GPU ...
+  // Past the GPU the allocator frees its cached segments and retries; later
+  // forwards carve their activations out of the buffers' kept segments: the
+  // pool is the larger of the forward/backward peak and the buffers, not their sum.
   in.activation_bytes = 67.2e9;   // states 10 GB + 67.2 GB fit; the buffers' 4.25 GB do not
-  const MemoryEstimate capped = EstimateMemory(s, in);
+  const MemoryEstimate released = EstimateMemory(s, in);
   CHECK(EstimateMemory(none, in).total < 80e9);
-  CHECK(capped.total == 80e9);
+  CHECK(released.total == EstimateMemory(none, in).total);
+  CHECK(released.optimizer_temporaries == 0.0);
+  // ... and the buffers alone where they outsize the activations (a made-up 14.5 GB card:
+  // states and reserve 10.07 GB + 0.5 GB of activations + 4.25 GB of buffers pass it,
+  // states and buffers alone fit).
+  in.device_bytes = 14.5e9;
+  in.activation_bytes = 0.5e9;
+  const MemoryEstimate small = EstimateMemory(s, in);
+  const double persistent =
+      small.weights + small.grads + small.optimizer + small.gemm_workspaces + small.reserve + small.context;
+  REQUIRE(persistent + 0.5e9 + 4e9 + 2e9 / 8 > 14.5e9);
+  CHECK_THAT(small.total, WithinRel(persistent + 4e9 + 2e9 / 8, 1e-12));
+  CHECK_THAT(small.optimizer_temporaries, WithinRel(4e9 + 2e9 / 8 - 0.5e9, 1e-12));
+  CHECK(small.total <= 14.5e9);
+  // Below the GPU nothing is released: a card one byte larger than the sum keeps the sum.
+  in.device_bytes = persistent + 0.5e9 + 4e9 + 2e9 / 8 + 1;
+  CHECK_THAT(EstimateMemory(s, in).total, WithinRel(persistent + 0.5e9 + 4e9 + 2e9 / 8, 1e-12));
   // ... unless the buffers beside the persistent states alone pass it (a real OOM).
   in.device_bytes = 12e9;
   in.activation_bytes = 1e9;
