@@ -30,7 +30,8 @@ PipelineBoundaryParts Parts(double send, double meta, double meta_count, double 
 
 // A 4-node A100 job whose pipeline crosses nodes: tp 4 (partitioned sends), pp 4.
 double PpTotal(const SoftwareStack& s, const char* cfg) {
-  const AnalyticalEvaluator e(testing::Gpt(4096, 16, 32, 51200), testing::Dgx(testing::A100(), 4), testing::Job(64, 2048), s);
+  const AnalyticalEvaluator e(testing::Gpt(4096, 16, 32, 51200), testing::Dgx(testing::A100(), 4),
+                              testing::Job(64, 2048), s);
   const Report r = e.Evaluate(ParseParallelConfig(cfg));
   REQUIRE(r.step_time.si() > 0);
   return testing::DimTotal(r, "pp");
