@@ -41,9 +41,11 @@ void AddSharding(std::vector<WorkloadCollective>& out, const ParallelConfig& c, 
                          !s.overlap_grad_reduce, tag, 1, false, shard));
       break;
     case ShardingMode::kZero1:
-      // Distributed optimizer: ReduceScatter buckets in the last backward,
-      // AllGather of updated parameters after the step (or under the next forward).
-      out.push_back(Make(CollectiveOp::kReduceScatter, grad, dp,
+      // Distributed optimizer: ReduceScatter buckets in the last backward
+      // (an engine that all-reduces the whole gradient before updating its
+      // shard: AllReduce), AllGather of updated parameters after the step
+      // (or under the next forward).
+      out.push_back(Make(s.zero1_grad_allreduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, grad, dp,
                          s.overlap_grad_reduce ? CommPhase::kGradientReduce : CommPhase::kStepEnd,
                          !s.overlap_grad_reduce, tag, 1, false, shard));
       out.push_back(Make(CollectiveOp::kAllGather, weights, dp,

@@ -8,6 +8,7 @@
 #include "cost_model/comm_plan.h"
 #include "cost_model/eval_memo.h"
 #include "cost_model/kernel_time.h"
+#include "cost_model/pipeline_boundary.h"
 #include "topology/group_path.h"
 
 namespace parasim {
@@ -335,12 +336,17 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   out.head = FoldComm(head_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone, false, 1.0);
   if (rec) rec->pp_send = plan.pp_send;
   if (plan.has_pp_send) {
-    out.p2p = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, d.features);
-    // A partitioning engine: shape messages first, the receiver's tp gather after.
-    if (plan.pp_meta_count > 0)
-      out.p2p += plan.pp_meta_count * paths.Time(ParallelDim::kPp, {}, plan.pp_meta.op, plan.pp_meta.size, d.features);
+    // Shape messages before each transfer, tp all-gathers of a partitioning
+    // engine, as many of each as the engine runs in turn (pipeline_boundary.h).
+    PipelineBoundaryParts parts;
+    parts.send = paths.Time(ParallelDim::kPp, {}, plan.pp_send.op, plan.pp_send.size, d.features);
+    if (plan.pp_meta_count > 0) {
+      parts.meta_count = plan.pp_meta_count;
+      parts.meta = paths.Time(ParallelDim::kPp, {}, plan.pp_meta.op, plan.pp_meta.size, d.features);
+    }
     if (plan.has_pp_gather)
-      out.p2p += paths.Time(ParallelDim::kTp, {}, plan.pp_gather.op, plan.pp_gather.size, d.features);
+      parts.gather = paths.Time(ParallelDim::kTp, {}, plan.pp_gather.op, plan.pp_gather.size, d.features);
+    out.p2p = PipelineBoundaryTime(d.stack, parts);
     if (rec) rec->pp_send.duration = Seconds(out.p2p);
   }
   return out;

@@ -694,7 +694,22 @@ SoftwareStack MegatronDeepSpeed() {
   s.grad_bucket_elements = 5e8;
   s.flatten_grad_buckets = true;
   s.overlap_grad_reduce = false;
-  s.comm_grad_bytes = 4;   // as megatron-core's (not the 2021 fp16 code's 2; not examined here)
+  // The pipeline engine reduces after the last micro-batch (ReduceGrads,
+  // runtime/pipe/schedule.py TrainSchedule) in buckets of
+  // MEMORY_OPT_ALLREDUCE_SIZE = 5e8 elements (runtime/constants.py), each
+  // cast to communication_data_type before the all-reduce and back after it
+  // (runtime/engine.py allreduce_bucket). That type defaults to fp16 under
+  // fp16 and to bf16 under bf16 (communication_data_type(), engine.py
+  // l.712-721 at deepspeedai/DeepSpeed 56c52238, the bf16 pipeline code BLOOM
+  // ran; v0.5.0 of MT-NLG's time all-reduces the fp16 .grad unless
+  // allreduce_always_fp32): 2 bytes on the wire either way.
+  s.comm_grad_bytes = 2;
+  // bf16 runs reduce through _bf16_reduce_grads (runtime/pipe/engine.py
+  // l.250-267 at 56c52238): buffered_allreduce_fallback over
+  // BF16_Optimizer.get_grads_for_reduction(), its whole flat fp32 gradient,
+  // then each rank updates its shard and all-gathers the bf16 weights
+  // (bf16_optimizer.py step: all_gather_dp_groups). ZeRO-1 by all-reduce.
+  s.zero1_grad_allreduce = true;
   // Megatron-DeepSpeed runs on PyTorch 2.x (ASSUMPTION: its active years,
   // 2023-2024): the two cuBLAS workspaces from the allocator (above). No TE.
   s.gemm_workspace_bytes = kTorchGemmWorkspaces;
@@ -716,7 +731,34 @@ SoftwareStack MegatronDeepSpeed() {
   // over the slice (tp) group. Gradients likewise.
   s.pp_partition_over_tp = true;
   s.pp_meta_messages = 1;
-  s.pp_host_synchronous = false;   // DeepSpeed's pipe engine, not Megatron's p2p (not verified: as before)
+  // Its sends are not batched (deepspeedai/DeepSpeed 56c52238,
+  // runtime/pipe/p2p.py send / recv: torch.distributed.send / recv, or on
+  // torch < 1.8 and at v0.5.0 a broadcast on a two-rank group; both wait on
+  // the compute stream). TrainSchedule.steps (runtime/pipe/schedule.py)
+  // puts RecvActivation, SendGrad before each ForwardPass and
+  // SendActivation, RecvGrad before each BackwardPass: four one-way
+  // transfers in turn per micro-batch, where Megatron's 1F1B pairs a send
+  // with the opposite receive twice. (A rendezvous simulation of both
+  // schedules, m 240, p 35, finds 3.7 and 2.0 transfer times per pipeline
+  // slot; docs/DECISIONS.md.)
+  s.pp_transfers_per_micro_batch = 4;
+  // The partitioned tensor is all-gathered over tp three times per
+  // micro-batch (runtime/pipe/engine.py at 56c52238, is_grad_partitioned =
+  // is_model_parallel since e2fdd254 of 2021-09, v0.5.4): the input on
+  // receipt (_exec_forward_pass, part_input.full()), and in
+  // _exec_backward_pass both the stage's own output, whose data the forward
+  // freed (part_output.full()), and the received gradient (part_grad.full()).
+  s.pp_tp_gathers_per_micro_batch = 3;
+  // The host does not wait for the GPU in the engine's p2p (no .item() after
+  // the first exchange's shapes: first_output_send, pipe_recv_buf), but the
+  // first and last stages' LoadMicroBatch does: Megatron-DeepSpeed's
+  // get_batch_pipe -> mpu.broadcast_data copies the sizes to the CPU
+  // (bigscience-workshop/Megatron-DeepSpeed 131bd43e, pretrain_gpt.py l.136,
+  // megatron/mpu/data.py l.54: sizes_cuda.cpu()). What that exposes is the
+  // host's per-micro-batch time, which no source measures for this engine:
+  // host_per_micro_batch_s stays 0, so the flag stays false (true would also
+  // add nanotron's shape messages at tp = 1, which DeepSpeed sends only once).
+  s.pp_host_synchronous = false;
   // bf16 runs go through DeepSpeed's BF16_Optimizer (BLOOM's tr11 used the
   // olruwase/bf16-updates branch, merged as deepspeedai/DeepSpeed 56c52238,
   // "bf16+pipeline parallelism", 2022-04-19, v0.6.2). After every

@@ -210,6 +210,21 @@ struct SoftwareStack {
   // shape) precede every partitioned tensor.
   bool pp_partition_over_tp = false;
   double pp_meta_messages = 0;
+  // Boundary transfers one stage runs one after another per micro-batch
+  // (cost_model/pipeline_boundary.h). 2: two exchanges, each sending one way
+  // while receiving the other (Megatron's send_forward_recv_backward and
+  // send_backward_recv_forward); 4: four blocking one-way sends and receives
+  // in turn (DeepSpeed's SendActivation, RecvGrad, RecvActivation, SendGrad).
+  double pp_transfers_per_micro_batch = 2;
+  // A partitioning engine's tp all-gathers of the boundary tensor per
+  // micro-batch on one stage. 2: one on receipt in each direction
+  // (Megatron's gather_split_1d_tensor); 3: DeepSpeed, whose backward also
+  // re-gathers the stage's own partitioned output before autograd.
+  double pp_tp_gathers_per_micro_batch = 2;
+  // zero1: the gradient is all-reduced in full over the data-parallel group
+  // and each rank then updates its shard (DeepSpeed's BF16_Optimizer under
+  // the pipeline engine); false: reduce-scattered (distributed optimizer).
+  bool zero1_grad_allreduce = false;
   // Pipeline p2p that blocks the host (nanotron): the receiver reads each
   // tensor's metadata on the CPU before posting the data receive, so every
   // pass starts from an empty GPU queue; `pp_meta_messages` small messages

@@ -148,12 +148,10 @@ Report PriceRow(const Row& r, int vp, std::string* cfg) {
     cluster.inter_node.nics_per_node = std::stoi(r.at("nics_per_node"));
     cluster.inter_node.nic_bandwidth = Gbps(std::stod(r.at("nic_gbps")));
   }
-  SoftwareStack stack = RowStack(r);
   // fp16 rows (MT-NLG): priced at bf16 rates (the A100's fp16 and bf16 peaks
-  // are equal), without megatron-deepspeed's per-micro-batch fold of bf16
-  // gradients into fp32 (DeepSpeed's BF16_Optimizer, bf16 only): under fp16
-  // autograd accumulates into the fp16 .grad until the step.
-  if (r.at("precision") == "fp16") stack.grad_fold_passes = 0;
+  // are equal) on a stack file that says what the fp16 path does differently
+  // (tests/data/stacks/megatron-deepspeed-fp16.yaml).
+  const SoftwareStack stack = RowStack(r);
   return AnalyticalEvaluator(FlagshipModel(r.at("model")), cluster, job, stack).Evaluate(ParseParallelConfig(*cfg));
 }
 
