@@ -20,7 +20,6 @@
 
 #include "core/error.h"
 #include "core/validate.h"
-#include "cost_model/eval_memo.h"
 #include "cost_model/evaluator_comm.h"
 #include "cost_model/evaluator_context.h"
 #include "cost_model/evaluator_finish.h"
@@ -89,39 +88,6 @@ DeviceRates DeviceRatesOf(const GpuProfile& g, Precision precision, double peak,
   d.attention_fwd_efficiency = ak.forward_efficiency * g.sustained_fraction;
   d.attention_bwd_efficiency = ak.forward_efficiency * ak.backward_ratio * g.sustained_fraction;
   return d;
-}
-
-// A memory-rejected config's placement verdict. Placing throws only for the
-// groups' layout (group_path.cc: the world size, the cluster's links); the
-// groups are what the comm plan asks for, picked by the config's degrees,
-// order, sharding, hsdp group, sp and CP kind (CollectiveTimes' key); its
-// micro-batch size and count, recompute, schedule and prefetch only size or
-// time the collectives. So once a layout is placed without error on this
-// thread (same fabric id: the same cluster at this size), another config of
-// that layout places without error too, and a memory-rejected one need not
-// look its collectives up. The memo holds successes only; a throwing layout
-// is placed again each time, as before.
-using PlacedKey = WordKey<8>;
-
-bool PlacedKeyOf(const EvaluatorData& d, const ParallelConfig& c, PlacedKey* key) {
-  key->w = {d.fabric_id, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, c.hsdp_group),
-            static_cast<uint64_t>(static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0) |
-                                  static_cast<int>(c.cp_comm) << 9 | c.cp_a2a_size << 11),
-            0, 0, 0};
-  return PackOrder(c.order, &key->w[5]);
-}
-
-void PlaceOnce(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u) {
-  PlacedKey key;
-  if (!PlacedKeyOf(d, c, &key)) {
-    PlaceCommunication(d, c, cs, u);
-    return;
-  }
-  thread_local SlotMemo<PlacedKey, bool, 64> placed;
-  placed.Get(key, [&] {
-    PlaceCommunication(d, c, cs, u);   // throws for a layout the cluster cannot hold: nothing stored
-    return true;
-  });
 }
 
 uint64_t NextEvaluatorId() {
@@ -324,7 +290,7 @@ ConfigMetrics AnalyticalEvaluator::Impl::Rank(const ParallelConfig& c) const {
   thread_local MemoryPlan memory;
   SizeStageMemory(*this, c, cs, units, stage_layers, &memory, capacity);   // stops at a stage that does not fit
   if (ExceedsMemory(*this, memory)) {
-    PlaceOnce(*this, c, cs, units);   // a placement error outranks memory, as in Analyze
+    PlaceCommunication(*this, c, cs, units);   // a placement error outranks memory, as in Analyze
     out.reason_category = "memory";
     return out;
   }

@@ -71,7 +71,6 @@ struct ChainScoring {
 void ScoreChain(const ChainScoring& c, const Chain& chain) {
   bool memory_bound = false;
   ReasonTally tally;
-  ParallelConfig config;   // one per chain, refilled per candidate (ToConfig sets every field)
   for (uint32_t li = chain.first; li < chain.first + chain.count; ++li) {
     const Ladder& ladder = c.space.ladders[li];
     bool fitted = false;
@@ -87,7 +86,7 @@ void ScoreChain(const ChainScoring& c, const Chain& chain) {
         s.state = CandidateState::kDominated;
         continue;
       }
-      c.space.ToConfig(c.space.candidates[idx], &config);
+      const ParallelConfig config = c.space.ToConfig(idx);
       const ConfigMetrics r = c.ranker ? (*c.ranker)(config) : MetricsOfReport(c.scorer(config));
       if (!r.feasible) {
         s.state = CandidateState::kInfeasible;

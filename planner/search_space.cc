@@ -121,12 +121,6 @@ SpaceOptions SpaceFor(const SoftwareStack& stack, SpaceOptions options) {
 
 ParallelConfig SearchSpace::ToConfig(const Candidate& c) const {
   ParallelConfig config;
-  ToConfig(c, &config);
-  return config;
-}
-
-void SearchSpace::ToConfig(const Candidate& c, ParallelConfig* out) const {
-  ParallelConfig& config = *out;
   config.dp = c.dp;
   config.tp = c.tp;
   config.pp = c.pp;
@@ -144,11 +138,8 @@ void SearchSpace::ToConfig(const Candidate& c, ParallelConfig* out) const {
   config.prefetch = c.prefetch;
   config.cp_comm = static_cast<CpComm>(c.cp_comm);
   config.cp_a2a_size = c.cp_a2a_size;
-  if (c.ends_lighter > 0) {
-    config.pp_layers = EndsLighterSplit(layers, c.pp, c.ends_lighter);
-  } else {
-    config.pp_layers.clear();
-  }
+  if (c.ends_lighter > 0) config.pp_layers = EndsLighterSplit(layers, c.pp, c.ends_lighter);
+  return config;
 }
 
 SearchSpace EnumerateSpace(const ModelSpec& model, const JobSpec& job, int world_size, int gpus_per_node,

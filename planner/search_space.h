@@ -100,9 +100,6 @@ struct SearchSpace {
 
   int64_t layers = 0;                    // the model's layers (uneven splits)
   ParallelConfig ToConfig(const Candidate& c) const;
-  // The same into `out`, every field set: a scoring loop reuses one config
-  // (its order text and stage list keep their storage).
-  void ToConfig(const Candidate& c, ParallelConfig* out) const;
   ParallelConfig ToConfig(size_t index) const { return ToConfig(candidates[index]); }
 };
 

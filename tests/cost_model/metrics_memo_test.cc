@@ -1,12 +1,11 @@
-// The ranking path's per-thread memos: a layout's placement verdict
-// (evaluator.cc, PlaceOnce: a memory-rejected config skips its collectives
-// once its layout placed) and the stages' memory terms (evaluator_memory.cc,
-// keyed without dp, the micro-batch count, sharding mode, schedule,
-// prefetch). Metrics() of one evaluator that saw every other config first,
-// in two orders, equals a fresh evaluator's (cold tables) config by config,
-// over configs that share those keys and differ in what they leave out,
-// with lighter end stages, an uneven split, partial recompute and FP8
-// parameter gathers (whose weights' size depends on sharded or not).
+// The ranking path (AnalyticalEvaluator::Metrics) reads the per-thread memo
+// tables (unit costs, collectives, overlap phases, stage splits) and skips
+// timing for a config that does not fit: Metrics() of one evaluator that
+// saw every other config first, in two orders, equals a fresh evaluator's
+// (cold tables) config by config, over configs that share keys and differ
+// in what the keys leave out (sharding, schedule, prefetch), with lighter
+// end stages, an uneven split, partial recompute and FP8 parameter gathers,
+// and configs that do not fit beside ones that do.
 #include <catch2/catch.hpp>
 
 #include <vector>
