@@ -420,6 +420,18 @@ SoftwareStack MegatronCore() {
   s.nccl_memory_passes = 3;  // as pytorch-fsdp: NCCL's data path
   s.fragmentation = 1.05;
   s.overlap_param_gather = true;   // --overlap-param-gather (recommended in Megatron-LM README)
+  // Interleaved schedule: one gradient and parameter buffer per model chunk,
+  // synchronised chunk by chunk (NVIDIA/Megatron-LM core_v0.4.0 and
+  // core_r0.8.0-core_r0.10.0 megatron/core/pipeline_parallel/schedules.py,
+  // forward_backward_pipelining_with_interleaving: grad_sync_func[chunk]
+  // after the chunk's last backward id + pipeline rank, param_sync_func of
+  // chunk c+1 at forward id (first of chunk c) - rank; megatron/training/
+  // training.py sets them per chunk under --overlap-grad-reduce with
+  // --delay-grad-reduce / --align-grad-reduce, both on by default). NeMo
+  // 23.09's distributed Adam passes the same hooks (NeMo v1.21.0
+  // megatron_gpt_model.py fwd_bwd_step: reduce_overlap_gradients,
+  // sync_overlap_parameters; one bucket per virtual stage).
+  s.dp_overlap_per_chunk = true;
   s.reserve_bytes = 2.0e9;        // as pytorch-fsdp: NCCL buffers, outside the allocator (ASSUMPTION)
   s.straggler_sigma = 0.0089;     // as pytorch-fsdp (Sinha et al. SC'22)
   s.cuda_context_bytes = 0.5e9;
@@ -559,6 +571,7 @@ SoftwareStack MegatronLm2021() {
   // Gradients all-reduced after the backward, not overlapped (the 2021
   // "local" DDP); no distributed optimizer.
   s.overlap_grad_reduce = false;
+  s.dp_overlap_per_chunk = false;   // nothing overlapped to schedule per chunk
   // Gradients as the sc21 code handled them in the paper's fp16 runs
   // (NVIDIA/Megatron-LM de7dc40f88 examples/sc21/CONFIG.sh: --fp16, no
   // --accumulate-allreduce-grads-in-fp32, which only --bf16 forces on in
@@ -779,6 +792,7 @@ SoftwareStack Nanotron() {
   s.supports_fsdp = false;
   s.supports_sharding_with_pp = false;
   s.supports_interleaved = false;
+  s.dp_overlap_per_chunk = false;   // no interleaved schedule
   s.supports_cp = false;
   s.supports_cp_a2a = false;
   s.supports_cp_allgather = false;

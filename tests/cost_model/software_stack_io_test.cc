@@ -153,7 +153,7 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   vocab_parallel_logits_bytes_per_element, tp_saves_gathered_head_input, sac_keeps_unread_outputs,
   //   vocab_parallel_peak_excludes_logits, ddp_bucket_bytes, zero1_gather_flat_bytes, tp_gather_buffers,
   //   pp_balance_close_at_threshold, query_keeps_packed_qkv, tp_backward_overlap
-  REQUIRE(StackFields().size() == 81);
+  REQUIRE(StackFields().size() == 82);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
