@@ -647,6 +647,34 @@ SoftwareStack MegatronLm2021() {
   return s;
 }
 
+// Megatron-LM's GPT path of 2022 to early 2023, as Korthikanti et al. 2022
+// (arXiv:2205.05198; sequence parallelism and selective recomputation merged
+// at NVIDIA/Megatron-LM cfd2e21607, 2022-04-28) and MegaScale's Megatron-LM
+// baseline (Jiang et al. 2024, at 285068c810, 2023-01-11) ran it: the 2021
+// preset except where that code differs from the sc21 code. The same stack
+// as tests/data/stacks/megatron-lm-2022.yaml (a test holds them equal).
+SoftwareStack MegatronLm2022() {
+  SoftwareStack s = MegatronLm2021();
+  s.name = "megatron-lm-2022";
+  s.description = "Megatron-LM 2022-2023 (Korthikanti 2022, MegaScale baseline): the 2021 code with its later defaults";
+  // LinearWithGradAccumulationAndAsyncCommunication.backward (cfd2e21607
+  // megatron/mpu/layers.py; 285068c810 megatron/core/tensor_parallel/layers.py):
+  // the column-parallel layers' dgrad all-reduce (async_tensor_model_parallel_allreduce,
+  // on unless --no-async-tensor-model-parallel-allreduce, since 16c90445e7,
+  // 2021-09) or, with --sequence-parallel, the re-gather of the saved local
+  // input beside the dgrad GEMM and the dgrad reduce-scatter beside the wgrad
+  // GEMM, each with async_op=True (CUDA_DEVICE_MAX_CONNECTIONS=1 required).
+  s.tp_backward_overlap = true;
+  // bf16: --bf16 forces accumulate_allreduce_grads_in_fp32
+  // (megatron/arguments.py), the contiguous fp32 grad buffer, and
+  // --gradient-accumulation-fusion (on by default since 83b1e42f30, 2022-02)
+  // accumulates in the wgrad GEMM (fused_weight_gradient_mlp_cuda.
+  // wgrad_gemm_accum_fp32): no separate pass; gradients all-reduced in fp32.
+  s.grad_fold_passes = 0;
+  s.comm_grad_bytes = 4;
+  return s;
+}
+
 // DeepSpeed ZeRO under Hugging Face models (deepspeedai/DeepSpeed
 // edaa7221267243c7be7fb49c5d5f5c4fb97b4641, deepspeed/runtime/zero/config.py):
 // reduce_bucket_size 5e8 (l.113), allgather_bucket_size 5e8 (l.132),
@@ -954,8 +982,8 @@ const AttentionKernel& SoftwareStack::AttentionFor(const GpuProfile& gpu) const 
 }
 
 std::vector<std::string> SoftwareStackNames() {
-  return {"deepspeed-zero", "megatron-core",  "megatron-deepspeed", "megatron-lm-2021", "nanotron",
-          "pytorch-fsdp",   "pytorch-fsdp2",  "pytorch-fsdp2-eager", "torchtitan"};
+  return {"deepspeed-zero", "megatron-core",       "megatron-deepspeed", "megatron-lm-2021", "megatron-lm-2022",
+          "nanotron",       "pytorch-fsdp",        "pytorch-fsdp2",      "pytorch-fsdp2-eager", "torchtitan"};
 }
 
 const std::vector<std::string>& SoftwareStackFrameworks() {
@@ -974,6 +1002,7 @@ std::optional<SoftwareStack> FindSoftwareStackPreset(const std::string& name) {
   if (name == "nanotron") return Nanotron();
   if (name == "megatron-core" || name == "megatron") return MegatronCore();
   if (name == "megatron-lm-2021") return MegatronLm2021();
+  if (name == "megatron-lm-2022") return MegatronLm2022();
   return std::nullopt;
 }
 

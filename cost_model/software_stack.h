@@ -282,7 +282,9 @@ struct SoftwareStack {
 // Known names: "pytorch-fsdp" (default; the paper's PyTorch 2.3 FSDP, eager),
 // "pytorch-fsdp2" (torchtitan-style FSDP2 + compile, newer NCCL),
 // "megatron-core", "megatron-lm-2021" (Narayanan et al. 2021: unfused
-// attention, dropout, gradients all-reduced after backward). Any other text
+// attention, dropout, gradients all-reduced after backward),
+// "megatron-lm-2022" (its 2022-2023 code: Korthikanti 2022, MegaScale's
+// baseline). Any other text
 // ending in .yaml/.yml, or naming an existing file, is read as a stack file
 // (software_stack_io.h). Unknown names throw parasim::Error naming `stack`.
 SoftwareStack LoadSoftwareStack(const std::string& name);
