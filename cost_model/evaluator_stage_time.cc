@@ -165,11 +165,128 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitCom
   return p;
 }
 
+// What the once-per-step gathers (f) and reductions (b) add to a step
+// beyond its middle micro-batches' passes: time, exposed comm, interference.
+struct StepDeltas {
+  PhaseResult f, b;
+};
+
+PhaseResult Minus(const PhaseResult& a, const PhaseResult& b) {
+  PhaseResult r;
+  r.time = a.time - b.time;
+  r.exposed = a.exposed - b.exposed;
+  r.comm = a.comm - b.comm;
+  r.interference = a.interference - b.interference;
+  return r;
+}
+
+// Layer by layer: the gathers under the first micro-batch's forward, the
+// reductions under the last one's backward (RunPhases).
+StepDeltas WholeStageDeltas(const StagePhases& p) { return StepDeltas{Minus(p.f_first, p.f_mid), Minus(p.b_last, p.b_mid)}; }
+
+// Chunk by chunk (SoftwareStack::dp_overlap_per_chunk): Megatron-Core's
+// interleaved schedule (megatron/core/pipeline_parallel/schedules.py,
+// forward_backward_pipelining_with_interleaving) keeps one gradient buffer
+// and one parameter buffer per model chunk and passes each chunk's
+// param_sync_func / grad_sync_func at its own time, so a chunk's collective
+// overlaps the other chunks' passes. Only once-per-step collectives (ddp,
+// zero1) with whole chunks of layers.
+bool PerChunkApplies(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const StageUnits& su,
+                     int layers) {
+  if (!d.stack.dp_overlap_per_chunk || c.schedule != PipelineSchedule::kInterleaved || cs.v <= 1 || cs.pp <= 1 ||
+      layers <= 0 || layers % cs.v != 0)
+    return false;
+  const auto step_only = [](const OverlapUnit& u) { return u.gather == 0 && u.reduce == 0; };
+  return step_only(su.fwd.body) && step_only(su.bwd.body) &&
+         (!su.fwd.has_first || (step_only(su.fwd.first) && step_only(su.bwd.first))) &&
+         (!su.fwd.has_last || (step_only(su.fwd.last) && step_only(su.bwd.last)));
+}
+
+// One pass of one chunk: its share of the stage's layers, with the
+// embedding (chunk 0 of the first stage) or the LM head (chunk v - 1 of the
+// last stage) where it holds them.
+OverlapUnit ChunkPass(const UnitRuns& r, int per_chunk, bool with_first, bool with_last) {
+  OverlapUnit u;
+  u.compute = per_chunk * r.body.compute;
+  u.fixed = per_chunk * r.body.fixed;
+  if (with_first) {
+    u.compute += r.first.compute;
+    u.fixed += r.first.fixed;
+  }
+  if (with_last) {
+    u.compute += r.last.compute;
+    u.fixed += r.last.fixed;
+  }
+  return u;
+}
+
+// The collectives' delta over the same passes without them.
+PhaseResult DeltaOverPasses(const std::vector<OverlapUnit>& passes, const std::vector<PassCollective>& colls,
+                            double interference) {
+  PhaseResult r = OverlapPassCollectives(passes, colls, interference);
+  double bare = 0;
+  for (const OverlapUnit& u : passes) bare += u.compute;
+  r.time -= bare;
+  return r;
+}
+
+// Chunk c of a stage's once-per-step collective (layers' share plus the
+// embedding's or head's).
+double ChunkShare(double layer_step, double emb_step, double head_step, int per_chunk, int c, int v, bool first,
+                  bool last) {
+  return per_chunk * layer_step + (first && c == 0 ? emb_step : 0.0) + (last && c == v - 1 ? head_step : 0.0);
+}
+
+// The deltas of pipeline rank `rank` with v chunks over pp stages. Forward
+// ids k run chunk (k mod p·v) / p, so a stage's first p·v forwards are p of
+// chunk 0, then p of chunk 1, …: chunk c's first forward is the (c·p)-th.
+// Backward ids run the chunks from v - 1 down, so in the last group chunk
+// v-1-j ends with the (j·p)-th of the final (v-1)·p + 1 backwards.
+StepDeltas PerChunkDeltas(const StageUnits& su, const TimedComm& comm, const UnitComm& layer_comm, int pp, int v,
+                          int rank, bool first, bool last) {
+  const int per_chunk = su.fwd.count / v;
+  const int n = (v - 1) * pp + 1;
+  thread_local std::vector<OverlapUnit> passes;
+  thread_local std::vector<PassCollective> colls;
+  StepDeltas out;
+  if (su.gather_step > 0) {
+    // param_sync_func: chunks 0 and 1 at the start; chunk c >= 2 when forward
+    // id (c-1)·p − rank starts (launched when id + rank is chunk c−1's first,
+    // aligned over the pipeline); chunk c's first forward waits for it.
+    passes.clear();
+    colls.clear();
+    for (int i = 0; i < n; ++i) passes.push_back(ChunkPass(su.fwd, per_chunk, first && i / pp == 0, last && i / pp == v - 1));
+    for (int c = 0; c < v; ++c) {
+      const double g = ChunkShare(layer_comm.gather_step, comm.emb.gather_step, comm.head.gather_step, per_chunk, c, v,
+                                  first, last);
+      colls.push_back(PassCollective{g, c < 2 ? -1 : (c - 1) * pp - rank - 1, c * pp});
+    }
+    out.f = DeltaOverPasses(passes, colls, comm.interference);
+  }
+  if (su.reduce_step > 0) {
+    // grad_sync_func: chunk v-1-j's whole reduction launched after backward
+    // id (its last) + rank; ids past the cooldown launch at its end.
+    passes.clear();
+    colls.clear();
+    for (int i = 0; i < n; ++i) {
+      const int chunk = i == 0 ? v - 1 : v - 1 - ((i - 1) / pp + 1);
+      passes.push_back(ChunkPass(su.bwd, per_chunk, first && chunk == 0, last && chunk == v - 1));
+    }
+    for (int j = 0; j < v; ++j) {
+      const int c = v - 1 - j;
+      const double r = ChunkShare(layer_comm.reduce_step, comm.emb.reduce_step, comm.head.reduce_step, per_chunk, c, v,
+                                  first, last);
+      colls.push_back(PassCollective{r, std::min(j * pp + rank, n - 1), -1});
+    }
+    out.b = DeltaOverPasses(passes, colls, comm.interference);
+  }
+  return out;
+}
+
 // Per-dimension totals and exposure of a stage over the step.
-void DimensionTotals(const StageUnits& su, const StagePhases& p, const UnitComm& layer_comm, int m, int layers,
-                     double p2p_mb, bool cp_blocking, bool cp_mixed, StageResult& st) {
-  const double fsdp_exposed = m * (p.f_mid.exposed + p.b_mid.exposed) + (p.f_first.exposed - p.f_mid.exposed) +
-                              (p.b_last.exposed - p.b_mid.exposed) + su.step_end;
+void DimensionTotals(const StageUnits& su, const StagePhases& p, const StepDeltas& once, const UnitComm& layer_comm,
+                     int m, int layers, double p2p_mb, bool cp_blocking, bool cp_mixed, StageResult& st) {
+  const double fsdp_exposed = m * (p.f_mid.exposed + p.b_mid.exposed) + once.f.exposed + once.b.exposed + su.step_end;
   for (int k = 0; k < kNumDims; ++k) st.dim_total[k] = m * su.dim_mb[k] + su.dim_step[k];
   st.dim_total[DimIndex(ParallelDim::kPp)] += m * p2p_mb;
   st.dim_exposed[DimIndex(ParallelDim::kDp)] = fsdp_exposed;
@@ -209,14 +326,26 @@ StageLayer BlendKept(const StageLayer& recomputed, const KeptLayers& kept, const
   return StageLayer{&cost, &cm};
 }
 
+// `ranks`: the pipeline ranks of the stages of this shape; where the
+// once-per-step additions depend on the rank (per chunk), the shape takes
+// the rank with the largest.
 StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,
                       const TimedComm& comm, const StageKinds& kinds, int layers, bool first, bool last,
-                      const KeptLayers& kept) {
+                      const KeptLayers& kept, const std::vector<int>& ranks) {
   StageLayer sl = StageLayerOf(u, comm, kinds, layers);
   const int recomputed = c.RecomputedLayers(layers);
   if (kept.units != nullptr && recomputed < layers) sl = BlendKept(sl, kept, kinds, layers, recomputed);
   const StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
   const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last);
+  StepDeltas once = WholeStageDeltas(p);
+  if (PerChunkApplies(d, c, cs, su, layers)) {
+    bool have = false;
+    for (int rank : ranks) {
+      const StepDeltas r = PerChunkDeltas(su, comm, *sl.comm, cs.pp, cs.v, rank, first, last);
+      if (!have || r.f.time + r.b.time > once.f.time + once.b.time) once = r;
+      have = true;
+    }
+  }
   const int m = cs.m;
   const double p2p_mb = cs.pp > 1 ? 2.0 * cs.v * comm.p2p : 0.0;
   // Host-synchronous pipeline p2p: every pass starts from an empty GPU queue,
@@ -231,18 +360,17 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.optimizer = stage_params_sharded * d.stack.optimizer_bytes_per_param / d.lcm.rates.hbm_Bps;
 
   st.per_mb = p.f_mid.time + p.b_mid.time + p2p_mb + host_mb;
-  st.extra = (p.f_first.time - p.f_mid.time) + (p.b_last.time - p.b_mid.time) + su.step_end + st.optimizer;
+  st.extra = once.f.time + once.b.time + su.step_end + st.optimizer;
   st.kernels = su.kernels_mb.Scaled(m);
-  st.interference = m * (p.f_mid.interference + p.b_mid.interference + su.cp_slowed_mb) +
-                    (p.f_first.interference - p.f_mid.interference) + (p.b_last.interference - p.b_mid.interference);
+  st.interference =
+      m * (p.f_mid.interference + p.b_mid.interference + su.cp_slowed_mb) + once.f.interference + once.b.interference;
   st.compute = st.kernels.Total() + st.interference + st.optimizer;
   st.matmul = st.kernels.Matmul() + st.interference;
   st.memory = st.compute - st.matmul;
   const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_mb;
-  st.exposed = m * exposed_mb + (p.f_first.exposed - p.f_mid.exposed) + (p.b_last.exposed - p.b_mid.exposed) +
-               su.step_end;
+  st.exposed = m * exposed_mb + once.f.exposed + once.b.exposed + su.step_end;
   const bool cp_mixed = c.cp > 1 && c.CpRingSize() > 1 && c.CpA2aSize() > 1;
-  DimensionTotals(su, p, *sl.comm, m, layers, p2p_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed, st);
+  DimensionTotals(su, p, once, *sl.comm, m, layers, p2p_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed, st);
   return st;
 }
 
@@ -305,6 +433,8 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
   const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
   static const StageKinds kOneKind{};
   const bool several = !stage_kinds.empty();
+  thread_local std::vector<std::vector<int>> ranks;   // per shape: its stages
+  for (auto& r : ranks) r.clear();
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int layers = stage_layers[s];
@@ -316,10 +446,15 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
     }
     if (same < 0) {
       same = static_cast<int>(out->shapes.size());
-      out->shapes.push_back(
-          StageShape{layers, first, last, kinds, TimeShape(d, c, cs, u, comm, kinds, layers, first, last, kept)});
+      out->shapes.push_back(StageShape{layers, first, last, kinds, StageResult{}});
+      if (ranks.size() < out->shapes.size()) ranks.resize(out->shapes.size());
     }
+    ranks[same].push_back(s);
     out->shape_of[s] = same;
+  }
+  for (size_t q = 0; q < out->shapes.size(); ++q) {
+    StageShape& shape = out->shapes[q];
+    shape.t = TimeShape(d, c, cs, u, comm, shape.kinds, shape.layers, shape.first, shape.last, kept, ranks[q]);
   }
 }
 

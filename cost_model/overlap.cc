@@ -231,6 +231,38 @@ PhaseResult BackwardWithReduce(const UnitRuns& units, double interference) {
   return Backward(RunUnits{units}, units.size(), interference);
 }
 
+PhaseResult OverlapPassCollectives(const std::vector<OverlapUnit>& units, const std::vector<PassCollective>& collectives,
+                                   double interference) {
+  PhaseResult r;
+  thread_local std::vector<double> ready;   // per unit: when the collectives it waits for are done
+  ready.assign(units.size(), 0.0);
+  double t = 0, comm_free = 0;
+  size_t next = 0;
+  // Issues every collective of issue_after `after`, in list order, at time t.
+  auto issue = [&](int after) {
+    for (; next < collectives.size() && collectives[next].issue_after == after; ++next) {
+      const PassCollective& k = collectives[next];
+      comm_free = std::max(t, comm_free) + k.seconds;
+      r.comm += k.seconds;
+      if (k.needed_by >= 0 && k.needed_by < static_cast<int>(units.size()))
+        ready[k.needed_by] = std::max(ready[k.needed_by], comm_free);
+    }
+  };
+  issue(-1);
+  for (int i = 0; i < static_cast<int>(units.size()); ++i) {
+    const double cs = std::max(t, ready[i]);
+    r.exposed += cs - t;
+    const double extra = SlowedExtra(units[i], comm_free - cs, interference);
+    r.interference += extra;
+    t = cs + units[i].compute + extra;
+    issue(i);
+  }
+  const double tail = std::max(0.0, comm_free - t);
+  r.exposed += tail;
+  r.time = t + tail;
+  return r;
+}
+
 double PipelineSeconds(const double* stage_times, int pp, int m, int vpp) {
   double sum = 0, worst = 0;
   for (int s = 0; s < pp; ++s) {

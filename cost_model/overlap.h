@@ -20,6 +20,8 @@
 // chunks divides the fill/drain by v, so equal stages idle (p−1)/(v·m+p−1).
 #pragma once
 
+#include <vector>
+
 namespace parasim {
 
 struct OverlapUnit {
@@ -55,6 +57,22 @@ struct UnitRuns {
 };
 PhaseResult ForwardWithPrefetch(const UnitRuns& units, int depth, double interference);
 PhaseResult BackwardWithReduce(const UnitRuns& units, double interference);
+
+// Once-per-step collectives issued between whole passes (Megatron-Core's
+// per-chunk param_sync_func / grad_sync_func under the interleaved
+// schedule): `units` are a stage's chunk passes in execution order; the
+// collectives run in list order on one stream, collective k issued when unit
+// issue_after ends (-1: at the start) and, with needed_by >= 0, awaited
+// before that unit starts. What is still running after the last unit is
+// exposed. Interference as the recurrences above (SlowedExtra). issue_after
+// is non-decreasing along the list and lies in [-1, units.size()).
+struct PassCollective {
+  double seconds = 0;
+  int issue_after = -1;
+  int needed_by = -1;
+};
+PhaseResult OverlapPassCollectives(const std::vector<OverlapUnit>& units, const std::vector<PassCollective>& collectives,
+                                   double interference);
 
 // Step time of a pipeline from per-micro-batch stage times (fwd+bwd+p2p).
 double PipelineSeconds(const double* stage_times, int pp, int micro_batches, int vpp);

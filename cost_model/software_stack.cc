@@ -420,6 +420,18 @@ SoftwareStack MegatronCore() {
   s.nccl_memory_passes = 3;  // as pytorch-fsdp: NCCL's data path
   s.fragmentation = 1.05;
   s.overlap_param_gather = true;   // --overlap-param-gather (recommended in Megatron-LM README)
+  // Interleaved schedule: one gradient and parameter buffer per model chunk,
+  // synchronised chunk by chunk (NVIDIA/Megatron-LM core_v0.4.0 and
+  // core_r0.8.0-core_r0.10.0 megatron/core/pipeline_parallel/schedules.py,
+  // forward_backward_pipelining_with_interleaving: grad_sync_func[chunk]
+  // after the chunk's last backward id + pipeline rank, param_sync_func of
+  // chunk c+1 at forward id (first of chunk c) - rank; megatron/training/
+  // training.py sets them per chunk under --overlap-grad-reduce with
+  // --delay-grad-reduce / --align-grad-reduce, both on by default). NeMo
+  // 23.09's distributed Adam passes the same hooks (NeMo v1.21.0
+  // megatron_gpt_model.py fwd_bwd_step: reduce_overlap_gradients,
+  // sync_overlap_parameters; one bucket per virtual stage).
+  s.dp_overlap_per_chunk = true;
   s.reserve_bytes = 2.0e9;        // as pytorch-fsdp: NCCL buffers, outside the allocator (ASSUMPTION)
   s.straggler_sigma = 0.0089;     // as pytorch-fsdp (Sinha et al. SC'22)
   s.cuda_context_bytes = 0.5e9;
@@ -559,6 +571,7 @@ SoftwareStack MegatronLm2021() {
   // Gradients all-reduced after the backward, not overlapped (the 2021
   // "local" DDP); no distributed optimizer.
   s.overlap_grad_reduce = false;
+  s.dp_overlap_per_chunk = false;   // nothing overlapped to schedule per chunk
   // Gradients as the sc21 code handled them in the paper's fp16 runs
   // (NVIDIA/Megatron-LM de7dc40f88 examples/sc21/CONFIG.sh: --fp16, no
   // --accumulate-allreduce-grads-in-fp32, which only --bf16 forces on in
@@ -631,6 +644,34 @@ SoftwareStack MegatronLm2021() {
   // workspace (cudaMalloc outside the caching allocator, until pytorch PR
   // #83461, torch 1.13): nvidia-smi's reserve, not allocated. No TE.
   s.gemm_workspace_bytes = 0;
+  return s;
+}
+
+// Megatron-LM's GPT path of 2022 to early 2023, as Korthikanti et al. 2022
+// (arXiv:2205.05198; sequence parallelism and selective recomputation merged
+// at NVIDIA/Megatron-LM cfd2e21607, 2022-04-28) and MegaScale's Megatron-LM
+// baseline (Jiang et al. 2024, at 285068c810, 2023-01-11) ran it: the 2021
+// preset except where that code differs from the sc21 code. The same stack
+// as tests/data/stacks/megatron-lm-2022.yaml (a test holds them equal).
+SoftwareStack MegatronLm2022() {
+  SoftwareStack s = MegatronLm2021();
+  s.name = "megatron-lm-2022";
+  s.description = "Megatron-LM 2022-2023 (Korthikanti 2022, MegaScale baseline): the 2021 code with its later defaults";
+  // LinearWithGradAccumulationAndAsyncCommunication.backward (cfd2e21607
+  // megatron/mpu/layers.py; 285068c810 megatron/core/tensor_parallel/layers.py):
+  // the column-parallel layers' dgrad all-reduce (async_tensor_model_parallel_allreduce,
+  // on unless --no-async-tensor-model-parallel-allreduce, since 16c90445e7,
+  // 2021-09) or, with --sequence-parallel, the re-gather of the saved local
+  // input beside the dgrad GEMM and the dgrad reduce-scatter beside the wgrad
+  // GEMM, each with async_op=True (CUDA_DEVICE_MAX_CONNECTIONS=1 required).
+  s.tp_backward_overlap = true;
+  // bf16: --bf16 forces accumulate_allreduce_grads_in_fp32
+  // (megatron/arguments.py), the contiguous fp32 grad buffer, and
+  // --gradient-accumulation-fusion (on by default since 83b1e42f30, 2022-02)
+  // accumulates in the wgrad GEMM (fused_weight_gradient_mlp_cuda.
+  // wgrad_gemm_accum_fp32): no separate pass; gradients all-reduced in fp32.
+  s.grad_fold_passes = 0;
+  s.comm_grad_bytes = 4;
   return s;
 }
 
@@ -821,6 +862,7 @@ SoftwareStack Nanotron() {
   s.supports_fsdp = false;
   s.supports_sharding_with_pp = false;
   s.supports_interleaved = false;
+  s.dp_overlap_per_chunk = false;   // no interleaved schedule
   s.supports_cp = false;
   s.supports_cp_a2a = false;
   s.supports_cp_allgather = false;
@@ -982,8 +1024,8 @@ const AttentionKernel& SoftwareStack::AttentionFor(const GpuProfile& gpu) const 
 }
 
 std::vector<std::string> SoftwareStackNames() {
-  return {"deepspeed-zero", "megatron-core",  "megatron-deepspeed", "megatron-lm-2021", "nanotron",
-          "pytorch-fsdp",   "pytorch-fsdp2",  "pytorch-fsdp2-eager", "torchtitan"};
+  return {"deepspeed-zero", "megatron-core",       "megatron-deepspeed", "megatron-lm-2021", "megatron-lm-2022",
+          "nanotron",       "pytorch-fsdp",        "pytorch-fsdp2",      "pytorch-fsdp2-eager", "torchtitan"};
 }
 
 const std::vector<std::string>& SoftwareStackFrameworks() {
@@ -1002,6 +1044,7 @@ std::optional<SoftwareStack> FindSoftwareStackPreset(const std::string& name) {
   if (name == "nanotron") return Nanotron();
   if (name == "megatron-core" || name == "megatron") return MegatronCore();
   if (name == "megatron-lm-2021") return MegatronLm2021();
+  if (name == "megatron-lm-2022") return MegatronLm2022();
   return std::nullopt;
 }
 

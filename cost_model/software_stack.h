@@ -203,6 +203,15 @@ struct SoftwareStack {
   bool fsdp_pp_accumulate_unsharded = true;  // pp>1: gather once, reduce once per step (PyTorch pipelining)
   bool overlap_param_gather = false;   // zero1: parameter AllGather hidden under next forward
   bool overlap_grad_reduce = true;     // ddp / zero1: gradient buckets reduced under backward
+  // Interleaved schedule (ddp / zero1, whole chunks of layers): the
+  // overlapped gradient reduction and parameter gather go chunk by chunk, as
+  // Megatron-Core's per-chunk grad_sync_func / param_sync_func: a chunk's
+  // reduction is launched after its last backward (plus the pipeline rank's
+  // alignment delay) and hides under the other chunks' cooldown backwards; a
+  // chunk's gather is launched one chunk ahead and hides under the warm-up
+  // forwards. false: the whole stage's gathers hide under the first
+  // micro-batch's forward, its reductions under the last one's backward.
+  bool dp_overlap_per_chunk = false;
   // Pipeline p2p as the framework sends it. With tp > 1 and no SP, a
   // partitioning engine sends each rank's 1/tp of the boundary tensor and the
   // receiving stage all-gathers it over tp (DeepSpeed pipe_partitioned /
@@ -288,7 +297,9 @@ struct SoftwareStack {
 // Known names: "pytorch-fsdp" (default; the paper's PyTorch 2.3 FSDP, eager),
 // "pytorch-fsdp2" (torchtitan-style FSDP2 + compile, newer NCCL),
 // "megatron-core", "megatron-lm-2021" (Narayanan et al. 2021: unfused
-// attention, dropout, gradients all-reduced after backward). Any other text
+// attention, dropout, gradients all-reduced after backward),
+// "megatron-lm-2022" (its 2022-2023 code: Korthikanti 2022, MegaScale's
+// baseline). Any other text
 // ending in .yaml/.yml, or naming an existing file, is read as a stack file
 // (software_stack_io.h). Unknown names throw parasim::Error naming `stack`.
 SoftwareStack LoadSoftwareStack(const std::string& name);

@@ -115,7 +115,7 @@ TEST_CASE("cost_model: a bad stack file names the file, the key and the problem"
       // The rest of the file is still checked against the default preset.
       {"stack_bad_base.yaml",
        {"3:7: base: unknown preset 'pytorch-fsdp3' (known: deepspeed-zero, megatron-core, "
-        "megatron-deepspeed, megatron-lm-2021, nanotron, pytorch-fsdp, pytorch-fsdp2, pytorch-fsdp2-eager, "
+        "megatron-deepspeed, megatron-lm-2021, megatron-lm-2022, nanotron, pytorch-fsdp, pytorch-fsdp2, pytorch-fsdp2-eager, "
         "torchtitan)",
         "4:13: grad_bytes: must be >= 0, got -4"}},
       {"stack_missing_base.yaml",
@@ -139,7 +139,7 @@ TEST_CASE("cost_model: a missing or broken stack file is an input error", "[cost
 TEST_CASE("cost_model: an unknown stack name lists the presets and says a file is accepted", "[cost_model]") {
   const std::string e = ErrorText([] { LoadSoftwareStack("jax-pjit"); });
   CHECK_THAT(e, Contains("stack: unknown software stack 'jax-pjit'"));
-  CHECK_THAT(e, Contains("deepspeed-zero, megatron-core, megatron-deepspeed, megatron-lm-2021, nanotron, pytorch-fsdp"));
+  CHECK_THAT(e, Contains("deepspeed-zero, megatron-core, megatron-deepspeed, megatron-lm-2021, megatron-lm-2022, nanotron, pytorch-fsdp"));
   CHECK_THAT(e, Contains("YAML file"));
 }
 
@@ -153,8 +153,9 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   vocab_parallel_logits_bytes_per_element, tp_saves_gathered_head_input, sac_keeps_unread_outputs,
   //   vocab_parallel_peak_excludes_logits, ddp_bucket_bytes, zero1_gather_flat_bytes, tp_gather_buffers,
   //   pp_balance_close_at_threshold, query_keeps_packed_qkv, tp_backward_overlap,
-  //   pp_transfers_per_micro_batch, pp_tp_gathers_per_micro_batch, zero1_grad_allreduce
-  REQUIRE(StackFields().size() == 84);
+  //   pp_transfers_per_micro_batch, pp_tp_gathers_per_micro_batch, zero1_grad_allreduce,
+  //   dp_overlap_per_chunk
+  REQUIRE(StackFields().size() == 85);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);

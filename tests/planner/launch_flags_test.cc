@@ -80,6 +80,7 @@ TEST_CASE("planner: the stack is the framework: every preset pairs with its fram
   const std::map<std::string, std::set<F>> fits = {
       {"megatron-core", {F::kMegatron}},
       {"megatron-lm-2021", {F::kMegatron}},
+      {"megatron-lm-2022", {F::kMegatron}},
       {"torchtitan", {F::kTorchtitan, F::kTorchtitanToml}},
       {"pytorch-fsdp", {F::kTorchtitan, F::kTorchtitanToml}},
       {"pytorch-fsdp2", {F::kTorchtitan, F::kTorchtitanToml}},

@@ -297,8 +297,9 @@ TEST_CASE("planner: predicted/measured throughput on published flagship runs", "
     std::printf("all: %zu rows (%d infeasible in parasim), median ratio %.3f, median |ratio - 1| %.1f%%\n",
                 ratios.size(), infeasible, Median(ratios), 100 * Median(errors));
   }
-  // Committed in docs/accuracy.md "Throughput ratios: flagship runs".
-  CHECK(Median(errors) <= 0.085 + 0.02);
+  // Committed in docs/accuracy.md "Throughput ratios: flagship runs"
+  // (0.085 before Megatron-Core's data-parallel collectives went chunk by chunk).
+  CHECK(Median(errors) <= 0.115 + 0.02);
 }
 
 // MegaScale's Megatron-LM baseline, 175B at tp 8, pp 8, vp 6 (Jiang et al.

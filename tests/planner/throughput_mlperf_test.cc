@@ -136,9 +136,10 @@ TEST_CASE("planner: predicted/measured throughput on MLPerf v3.1 GPT-3 175B on E
                 by_gpus.begin()->first, by_gpus.rbegin()->first, measured_gain, predicted_gain,
                 predicted_gain / measured_gain);
   }
-  // Committed in docs/accuracy.md "Throughput ratios: MLPerf GPT-3 175B on Eos".
-  CHECK(median_error <= 0.040 + 0.02);
-  CHECK(gain_error <= 0.136 + 0.02);
+  // Committed in docs/accuracy.md "Throughput ratios: MLPerf GPT-3 175B on Eos"
+  // (since the data-parallel collectives go chunk by chunk: 0.040 and 0.136 before).
+  CHECK(median_error <= 0.138 + 0.02);
+  CHECK(gain_error <= 0.134 + 0.02);
 }
 
 TEST_CASE("planner: the MLPerf GPT-3 175B rows agree with themselves", "[planner]") {
