@@ -947,7 +947,8 @@ SoftwareStack Nanotron() {
   // aten/src/ATen/native/cuda/Copy.cu copy_kernel_cuda, non_blocking false:
   // memcpy_and_sync), and the assert on self.first_metadata[0] (l.229) reads
   // the GPU after the first blocking send: every send drains the sender's
-  // queue and waits for the receiver to take the first message.
+  // queue and waits until that message has left (a meeting with the
+  // receiver wherever the transport does not buffer it).
   // Order (huggingface/nanotron a756526bab529c733a4afc909047bca2fb657330,
   // src/nanotron/parallel/pipeline_parallel/): OneForwardOneBackwardPipelineEngine
   // (engine.py l.276-295) runs forward then backward per micro-batch; the
