@@ -982,8 +982,36 @@ SoftwareStack Nanotron() {
   // Python ints (a device-to-host sync) before it can allocate and post the
   // next receive. Two small messages before every tensor, host-synchronous.
   s.pp_host_synchronous = true;
-  s.pp_meta_messages = 2;
   s.host_per_micro_batch_s = 0;   // ASSUMPTION: no measurement (docs/DECISIONS.md)
+  // The sender's host waits too: _send_meta (a756526 p2p.py l.220, l.236)
+  // copies each metadata tensor from pageable CPU memory with copy_, which
+  // PyTorch runs as cudaMemcpyAsync + cudaStreamSynchronize (pytorch/pytorch
+  // aten/src/ATen/native/cuda/Copy.cu copy_kernel_cuda, non_blocking false:
+  // memcpy_and_sync), and the assert on self.first_metadata[0] (l.229) reads
+  // the GPU after the first blocking send: every send drains the sender's
+  // queue and waits until that message has left (a meeting with the
+  // receiver wherever the transport does not buffer it).
+  // Order (huggingface/nanotron a756526bab529c733a4afc909047bca2fb657330,
+  // src/nanotron/parallel/pipeline_parallel/): OneForwardOneBackwardPipelineEngine
+  // (engine.py l.276-295) runs forward then backward per micro-batch; the
+  // forward's first PipelineBlock (block.py l.119-130) receives the
+  // activation through PipelineTrainBatchState.run_communication (state.py
+  // l.146-160), which then sends the previous backward's input gradient; the
+  // backward's SendTensorToPipelineBuffer.backward (functional.py l.31-44)
+  // sends the activation and then receives the output gradient (state.py
+  // l.137-172). RecvActivation, SendGrad, forward, SendActivation, RecvGrad,
+  // backward: four one-way transfers in turn per micro-batch, each host-
+  // blocking, as DeepSpeed's TrainSchedule (megatron-deepspeed above).
+  s.pp_transfers_per_micro_batch = 4;
+  // Two small messages before every tensor (p2p.py _send_meta: 7 int64, then
+  // shape + stride), and a decoder layer's PipelineBlock crosses a boundary
+  // with two tensors (models/llama.py l.841-842: module_output_keys
+  // {"hidden_states", "sequence_mask"}): the bool mask of mbs x sequence
+  // bytes goes with every activation, its own two metadata messages first.
+  // Per micro-batch: activations 2 + 2 + 1 small messages, gradients 2:
+  // (5 + 2) / 2 = 3.5 per transfer. The mask's data (at most 32 KiB in the
+  // sweep, under 1 us at 400 Gb/s) is priced as one more small message.
+  s.pp_meta_messages = 3.5;
   // Host: nanotron's eager Python per decoder layer (its PipelineBlock and
   // TensorPointer dispatch, the TP linears' autograd functions, the
   // FP32GradientAccumulator's per-parameter backward hooks) costs far more CPU

@@ -244,29 +244,36 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // Committed in docs/accuracy.md "Throughput ratios: nanotron H100 sweep":
   // per tp x pp group, the median |ratio - 1| of the fastest run of each cell.
   const std::map<std::string, double> recorded = {
-      {"tp=1,pp=1", 0.112},  {"tp=1,pp=2", 0.122},  {"tp=1,pp=4", 0.069},  {"tp=1,pp=8", 0.050},
-      {"tp=1,pp>=16", 0.086},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.176},  {"tp=2,pp=4", 0.150},
-      {"tp=2,pp=8", 0.134},  {"tp=2,pp>=16", 0.078},  {"tp=4,pp=1", 0.124},  {"tp=4,pp=2", 0.121},
-      {"tp=4,pp=4", 0.131},  {"tp=4,pp=8", 0.246},  {"tp=4,pp>=16", 0.181},  {"tp=8,pp=1", 0.093},
-      {"tp=8,pp=2", 0.233},  {"tp=8,pp=4", 0.530},  {"tp=8,pp=8", 0.728},  {"tp=8,pp>=16", 1.606},
-      {"tp>=16,pp=1", 0.274},  {"tp>=16,pp=2", 0.618},  {"tp>=16,pp=4", 0.616},  {"tp>=16,pp=8", 1.037},
-      {"tp>=16,pp>=16", 4.113},
+      {"tp=1,pp=1", 0.112},  {"tp=1,pp=2", 0.114},  {"tp=1,pp=4", 0.045},  {"tp=1,pp=8", 0.055},
+      {"tp=1,pp>=16", 0.133},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.167},  {"tp=2,pp=4", 0.122},
+      {"tp=2,pp=8", 0.089},  {"tp=2,pp>=16", 0.039},  {"tp=4,pp=1", 0.124},  {"tp=4,pp=2", 0.110},
+      {"tp=4,pp=4", 0.110},  {"tp=4,pp=8", 0.208},  {"tp=4,pp>=16", 0.186},  {"tp=8,pp=1", 0.093},
+      {"tp=8,pp=2", 0.226},  {"tp=8,pp=4", 0.505},  {"tp=8,pp=8", 0.660},  {"tp=8,pp>=16", 1.563},
+      {"tp>=16,pp=1", 0.274},  {"tp>=16,pp=2", 0.613},  {"tp>=16,pp=4", 0.603},  {"tp>=16,pp=8", 0.991},
+      {"tp>=16,pp>=16", 4.016},
   };
+  // Three groups moved away with nanotron's four host-blocking transfers per
+  // micro-batch (docs/DECISIONS.md "nanotron's pipeline engine as the sweep
+  // ran it"): tp=1,pp=8 0.050 -> 0.055, tp=1,pp>=16 0.086 -> 0.133 and
+  // tp=4,pp>=16 0.181 -> 0.186, cells that were already predicted slower
+  // than measured (median ratio 0.87-1.1); the engine is read from its code,
+  // not chosen for them.
   for (const auto& [g, v] : best_by_tp_pp) {
     const double median_error = Summarize(v).median_error;
     INFO(g << ": median |ratio - 1| of the cells' fastest runs " << median_error);
     REQUIRE(recorded.count(g) == 1);
     CHECK(median_error <= recorded.at(g) + 0.02);
   }
-  // All scored runs, noise included (docs/accuracy.md: 26.4 %), the pick among the
-  // measured configs (median measured(pick)/best 0.902 over 29 groups) and
-  // the planner's own search (a measured plan among its 16 best in 26 groups,
+  // All scored runs, noise included (docs/accuracy.md: 26.3 %), the pick among the
+  // measured configs (median measured(pick)/best 0.898 over 29 groups; 0.902
+  // before nanotron's four pipeline transfers per micro-batch) and
+  // the planner's own search (a measured plan among its 16 best in 27 groups,
   // median 0.902; 28 and 0.900 before nanotron's activations lost their 5%
   // slack, when the two 80B kv 8 groups at 8 and 32 nodes had their only
   // measured plans at ranks 16 and 15).
-  CHECK(Summarize(all).median_error <= 0.264 + 0.02);
-  CHECK(Median(pick_quality) >= 0.902 - 0.02);
-  CHECK(planner_quality.size() >= 26);
+  CHECK(Summarize(all).median_error <= 0.263 + 0.02);
+  CHECK(Median(pick_quality) >= 0.898 - 0.02);
+  CHECK(planner_quality.size() >= 27);
   CHECK(Median(planner_quality) >= 0.900 - 0.02);
   if (print) {
     std::printf("by tp, pp: | group | runs | median | min | max | median |ratio-1| %% | cells | cell-best median |"
@@ -418,7 +425,11 @@ TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", 
   if (std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE"))
     std::printf("ReduceScatter joined for %zu of the multi-node runs\n", reducescatter["all"].size());
   // docs/accuracy.md "Throughput ratios: nanotron H100 sweep": recorded + 2 points.
-  CHECK(median_error(on_measured["all"]) <= 0.200 + 0.02);
+  // 0.200 before nanotron's four host-blocking transfers per micro-batch
+  // (docs/DECISIONS.md "nanotron's pipeline engine as the sweep ran it"):
+  // the median ratio on the measured fabric moves toward 1 (1.091 -> 1.078)
+  // but the pp > 1 runs the scaled NICs already price too slow move further.
+  CHECK(median_error(on_measured["all"]) <= 0.228 + 0.02);
   CHECK(median_error(on_measured["all"]) < median_error(on_preset["all"]));
   CHECK(std::fabs(Median(reducescatter["all"]) - 1) <= 0.008 + 0.02);
   CHECK(reducescatter["all"].size() == 1200);
