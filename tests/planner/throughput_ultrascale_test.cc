@@ -434,3 +434,93 @@ TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", 
   CHECK(std::fabs(Median(reducescatter["all"]) - 1) <= 0.008 + 0.02);
   CHECK(reducescatter["all"].size() == 1200);
 }
+
+namespace {
+
+// Where a run's pipeline runs. nanotron ranks are arange(world).reshape(ep,
+// pp, dp, tp) (huggingface/nanotron a756526 src/nanotron/parallel/context.py),
+// pp outermost: each stage is dp·tp consecutive GPUs, so on one node every
+// stage boundary stays on NVLink and on more than one node at least one
+// boundary crosses the EFA fabric.
+std::string Placement(const testing::NanotronRun& run) {
+  if (run.pp == 1) return "pp=1";
+  return run.nodes == 1 ? "pp>1 one node" : "pp>1 across nodes";
+}
+
+// Milliseconds per decoder layer per micro-batch: the step over the 1F1B
+// slots (grad_acc + pp - 1) and the largest stage's decoder layers as
+// nanotron split them.
+double MsPerLayerPerMicroBatch(const testing::NanotronRun& run, double tokens_per_s_per_gpu) {
+  const ModelSpec m = NanotronModel(run);
+  int layers = m.num_layers;
+  if (run.pp > 1) {
+    const std::vector<int> split =
+        NanotronBalancedStageLayers(m, run.pp, testing::NanotronClosesAtThreshold(run)).nanotron_layers;
+    layers = *std::max_element(split.begin(), split.end());
+  }
+  const double tokens = 4096.0 * run.mbs * run.grad_acc * run.dp;
+  const double step_s = tokens / (tokens_per_s_per_gpu * run.nodes * 8);
+  return 1e3 * step_s / ((run.grad_acc + run.pp - 1) * layers);
+}
+
+}  // namespace
+
+// A reading of the data the model does not use (docs/accuracy.md, "What the
+// boundary does not explain"): at tp > 1 the scored pp > 1 runs across nodes
+// take several times the pp = 1 time per layer and micro-batch, the same for
+// 1B, 3B and 8B and for mbs 1-4, while the pp > 1 runs inside one node take
+// what pp = 1 takes. The model prices neither difference; this guards that
+// the one-node pipelines, where the data show no extra cost, stay priced
+// within 15 % per layer, and prints the table (PARASIM_PRINT_THROUGHPUT_TABLE).
+TEST_CASE("planner: nanotron sweep time per layer and micro-batch by tp and pipeline placement", "[planner]") {
+  const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
+  std::map<std::pair<int, std::string>, std::vector<double>> measured, predicted, ratio, unpriced;
+  // The unpriced time of the across-node pipelines by tp, model and mbs:
+  // whether it follows hidden size (bytes) or micro-batch size.
+  std::map<std::tuple<int, std::string, int>, std::vector<double>> unpriced_across;
+  for (const testing::NanotronRun& run : testing::ReadNanotronSweep()) {
+    if (run.suspect || (run.pp > 1 && !run.after_pp_fix)) continue;
+    if (run.model == "nanotron-80b" || run.mbs > 4) continue;
+    const Report report = testing::EvaluateNanotronRun(run, stack);
+    if (report.tokens_per_s_per_gpu <= 0) continue;   // the one run not expressible
+    const std::pair<int, std::string> cell{run.tp, Placement(run)};
+    const double m = MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu);
+    const double p = MsPerLayerPerMicroBatch(run, report.tokens_per_s_per_gpu);
+    measured[cell].push_back(m);
+    predicted[cell].push_back(p);
+    ratio[cell].push_back(m / p);
+    unpriced[cell].push_back(m - p);
+    if (cell.second == "pp>1 across nodes") unpriced_across[{run.tp, run.model, run.mbs}].push_back(m - p);
+  }
+  if (std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE")) {
+    std::printf("| tp | pipeline | runs | measured ms per layer per micro-batch (median) | predicted (median) |"
+                " measured / predicted (median) | measured - predicted, ms (median) |\n");
+    for (const auto& [cell, v] : measured)
+      std::printf("| %d | %s | %zu | %.1f | %.1f | %.2f | %.1f |\n", cell.first, cell.second.c_str(), v.size(),
+                  Median(v), Median(predicted[cell]), Median(ratio[cell]), Median(unpriced[cell]));
+    for (const auto& [key, v] : unpriced_across)
+      std::printf("unpriced across nodes | tp=%d | %s | mbs=%d | %zu | %.1f |\n", std::get<0>(key),
+                  std::get<1>(key).c_str(), std::get<2>(key), v.size(), Median(v));
+  }
+  // The one-node pipelines with tp > 1 (tp 2 and 4; tp 8 needs two nodes
+  // once pp > 1): no cost beyond what is priced.
+  for (int tp : {2, 4}) {
+    const std::vector<double>& r = ratio[{tp, "pp>1 one node"}];
+    INFO("tp=" << tp);
+    REQUIRE(r.size() >= 3);
+    CHECK(std::fabs(Median(r) - 1) <= 0.15);
+  }
+  // At tp 1 and 2 the across-node pipelines miss by what pp = 1 misses: the
+  // priced boundary (host-blocking transfers over EFA) accounts for them.
+  for (int tp : {1, 2}) {
+    INFO("tp=" << tp);
+    CHECK(std::fabs(Median(ratio[{tp, "pp>1 across nodes"}]) - Median(ratio[{tp, "pp=1"}])) <= 0.10);
+  }
+  // From tp 4 on they do not (docs/accuracy.md: about 2.2 ms per tp rank per
+  // layer and micro-batch, unpriced, no mechanism found in nanotron's code):
+  // should one be priced, this fails and the documentation must say what it explains.
+  for (int tp : {4, 8, 16}) {
+    INFO("tp=" << tp);
+    CHECK(Median(ratio[{tp, "pp>1 across nodes"}]) > 2);
+  }
+}
