@@ -33,8 +33,11 @@ TEST_CASE("cost_model: a split-accumulated GEMM's compute takes 1/rate as long",
   CHECK_THAT(GemmSeconds(d, m, n, k, GemmPass::kDgrad), WithinRel(fast / 0.8, 1e-12));
   CHECK_THAT(GemmSeconds(d, m, n, k, GemmPass::kWgrad), WithinRel(fast / 0.5, 1e-12));
   // A memory-bound GEMM stays at its HBM time: the accumulator is compute.
-  const double skinny = GemmSeconds(d, 16, 16, 65536);
-  CHECK(GemmSeconds(d, 16, 16, 65536, GemmPass::kWgrad) == skinny);
+  DeviceRates slow_hbm = d;
+  slow_hbm.hbm_Bps = 1e9;
+  const double hbm = slow_hbm.element_bytes * (2.0 * 4096 * 4096 + 4096.0 * 4096) / slow_hbm.hbm_Bps;
+  CHECK(GemmSeconds(slow_hbm, 4096, 4096, 4096, GemmPass::kWgrad) == hbm);
+  CHECK(GemmSeconds(slow_hbm, 4096, 4096, 4096) == hbm);
 
   // A linear layer: forward fast, backward dgrad/0.8 + wgrad/0.5.
   const double T = 4096, in = 4096, out = 11008;
