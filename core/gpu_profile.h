@@ -40,6 +40,12 @@ struct GpuProfile {
   // to the FP8 sweep (calibrate/cuda/gemm_sweep.cu --dtype fp8). 0 = not
   // measured: FP8 GEMMs use gemm_max_efficiency (GemmMaxEfficiencyFor).
   double gemm_max_fp8_efficiency = 0;
+  // FP8 GEMMs with the split (2x) accumulator (cuBLASLt FAST_ACCUM off: the
+  // tensor cores' partial sums promoted to FP32 in the main loop) over the same
+  // GEMMs with fast accumulation, which gemm_max_fp8_efficiency is fitted to;
+  // applied to the passes the stack runs that way (SoftwareStack
+  // fp8_split_accum_*). 0 = not measured: 1, no slowdown.
+  double gemm_fp8_split_accum_rate = 0;
   // Sustained / short-burst tensor-core throughput: a training run holds the
   // GPU at its power cap, where clocks sit below the burst clocks that kernel
   // papers and microbenchmarks report. Scales burst-measured kernel figures

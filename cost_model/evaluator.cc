@@ -125,6 +125,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   d.attention_peak_flops = rates.attention_peak;
   d.element_bytes = rates.element_bytes;
   d.quantize_bytes = rates.quantize_bytes;
+  SetSplitAccumRates(d, g, s.stack, job.precision);
   s.lcm = MakeLayerCostModel(s.model, d, s.stack, job.seq_len);
   s.lcm.attention = ak;
   s.lcm.stack = &s.stack;

@@ -409,11 +409,11 @@ ColumnGemms ColumnParallelGemms(const EvaluatorData& d, const ParallelConfig& c,
   ColumnGemms g;
   const double qkv = m.qkv_width / c.tp;
   const double fc1 = (m.swiglu ? 2.0 : 1.0) * m.ffn / c.tp;
-  g.dgrad[0] = GemmSeconds(m.rates, tokens, m.h, qkv);   // dX = dY·Wᵀ (LinearSeconds)
-  g.wgrad[0] = GemmSeconds(m.rates, m.h, qkv, tokens);   // dW = Xᵀ·dY
+  g.dgrad[0] = GemmSeconds(m.rates, tokens, m.h, qkv, GemmPass::kDgrad);   // dX = dY·Wᵀ (LinearSeconds)
+  g.wgrad[0] = GemmSeconds(m.rates, m.h, qkv, tokens, GemmPass::kWgrad);   // dW = Xᵀ·dY
   if (!moe) {
-    g.dgrad[1] = GemmSeconds(m.rates, tokens, m.h, fc1);
-    g.wgrad[1] = GemmSeconds(m.rates, m.h, fc1, tokens);
+    g.dgrad[1] = GemmSeconds(m.rates, tokens, m.h, fc1, GemmPass::kDgrad);
+    g.wgrad[1] = GemmSeconds(m.rates, m.h, fc1, tokens, GemmPass::kWgrad);
   }
   return g;
 }

@@ -55,11 +55,39 @@ double GemmEfficiency(const DeviceRates& d, double m, double n, double k) {
   return std::max(1e-3, d.gemm_max_efficiency * best * fill);
 }
 
-double GemmSeconds(const DeviceRates& d, double m, double n, double k) {
+namespace {
+
+double GemmSecondsAt(const DeviceRates& d, double m, double n, double k, double rate) {
   if (m <= 0 || n <= 0 || k <= 0) return 0.0;
-  const double compute = 2.0 * m * n * k / (d.peak_flops * GemmEfficiency(d, m, n, k));
+  const double compute = 2.0 * m * n * k / (d.peak_flops * GemmEfficiency(d, m, n, k) * rate);
   const double memory = d.element_bytes * (m * k + k * n + m * n) / d.hbm_Bps;   // operands and result
   return std::max(compute, memory);
+}
+
+double PassRate(const DeviceRates& d, GemmPass pass) {
+  switch (pass) {
+    case GemmPass::kFprop: return d.fprop_rate;
+    case GemmPass::kDgrad: return d.dgrad_rate;
+    case GemmPass::kWgrad: return d.wgrad_rate;
+  }
+  return 1.0;
+}
+
+}  // namespace
+
+double GemmSeconds(const DeviceRates& d, double m, double n, double k) { return GemmSecondsAt(d, m, n, k, 1.0); }
+
+double GemmSeconds(const DeviceRates& d, double m, double n, double k, GemmPass pass) {
+  return GemmSecondsAt(d, m, n, k, PassRate(d, pass));
+}
+
+void SetSplitAccumRates(DeviceRates& d, const GpuProfile& g, const SoftwareStack& stack, Precision p) {
+  // The split accumulator is a cuBLASLt FP8 mode (CUBLASLT_MATMUL_DESC_FAST_ACCUM);
+  // other precisions accumulate in FP32 whatever the stack says.
+  const double split = p == Precision::kFp8 && g.gemm_fp8_split_accum_rate > 0 ? g.gemm_fp8_split_accum_rate : 1.0;
+  d.fprop_rate = stack.fp8_split_accum_fprop ? split : 1.0;
+  d.dgrad_rate = stack.fp8_split_accum_dgrad ? split : 1.0;
+  d.wgrad_rate = stack.fp8_split_accum_wgrad ? split : 1.0;
 }
 
 double GemmMaxEfficiencyFor(const GpuProfile& g, Precision p) {
@@ -71,13 +99,15 @@ DeviceRates HighPrecisionRates(const DeviceRates& d) {
   if (d.attention_peak_flops > 0) r.peak_flops = d.attention_peak_flops;
   if (d.high_precision_gemm_max_efficiency > 0) r.gemm_max_efficiency = d.high_precision_gemm_max_efficiency;
   r.quantize_bytes = 0;
+  r.fprop_rate = r.dgrad_rate = r.wgrad_rate = 1.0;   // BF16: no FP8 accumulator mode
   return r;
 }
 
 FwdBwd LinearSeconds(const DeviceRates& d, double tokens, double in, double out) {
   FwdBwd r;
-  r.fwd = GemmSeconds(d, tokens, out, in);                                 // Y = X·W
-  r.bwd = GemmSeconds(d, tokens, in, out) + GemmSeconds(d, in, out, tokens);  // dX = dY·Wᵀ, dW = Xᵀ·dY
+  r.fwd = GemmSeconds(d, tokens, out, in, GemmPass::kFprop);   // Y = X·W
+  r.bwd = GemmSeconds(d, tokens, in, out, GemmPass::kDgrad) +   // dX = dY·Wᵀ
+          GemmSeconds(d, in, out, tokens, GemmPass::kWgrad);    // dW = Xᵀ·dY
   if (d.quantize_bytes > 0 && tokens > 0) {
     // The cast kernels run on the stream before the GEMM, at the HBM rate.
     r.fwd += MemorySeconds(d, tokens * in * d.quantize_bytes);

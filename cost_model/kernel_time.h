@@ -34,7 +34,18 @@ struct DeviceRates {
   // kernel that quantizes each linear layer's input (forward) and output
   // gradient (backward) before its GEMM; 0 for bf16/fp32 (PrecisionRates).
   double quantize_bytes = 0;
+  // FP8: compute rate of each pass of a linear layer relative to fast
+  // accumulation, GpuProfile::gemm_fp8_split_accum_rate for the passes the
+  // stack runs with the split accumulator, else 1 (SplitAccumRates).
+  double fprop_rate = 1, dgrad_rate = 1, wgrad_rate = 1;
 };
+
+// The three GEMMs of a linear layer.
+enum class GemmPass { kFprop, kDgrad, kWgrad };
+
+// The per-pass accumulator rates of a job in precision p on g with `stack`:
+// all 1 unless p is FP8 and the profile measures the split accumulator.
+void SetSplitAccumRates(DeviceRates& d, const GpuProfile& g, const SoftwareStack& stack, Precision p);
 
 // The best-shape sustained GEMM efficiency of the linear layers in precision
 // p: the measured FP8 value for FP8 when the profile has one, else the BF16
@@ -49,6 +60,9 @@ DeviceRates HighPrecisionRates(const DeviceRates& d);
 double GemmEfficiency(const DeviceRates& d, double m, double n, double k);
 // Time of the GEMM: max(compute at η, HBM roofline of its operands and result).
 double GemmSeconds(const DeviceRates& d, double m, double n, double k);
+// The same GEMM as one pass of a linear layer: its compute at that pass's
+// accumulator rate (DeviceRates::fprop_rate, dgrad_rate, wgrad_rate).
+double GemmSeconds(const DeviceRates& d, double m, double n, double k, GemmPass pass);
 // Forward + backward (dgrad and wgrad) of a linear layer with `tokens` rows,
 // `in` → `out` features; forward and backward seconds. With quantize_bytes,
 // each direction adds the cast of its streamed operand: the tokens×in input

@@ -331,6 +331,14 @@ SoftwareStack Torchtitan() {
   // WeightWithDynamicFloat8CastTensor.fsdp_post_all_gather), and no weight
   // copy is cached across micro-batches.
   s.fp8_param_gather = true;
+  // Float8Linear's GEMMs: only the output (forward) GEMM uses fast
+  // accumulation (torchao/float8/config.py Float8LinearConfig:
+  // gemm_config_output = Float8GemmConfig(use_fast_accum=True),
+  // gemm_config_grad_input and gemm_config_grad_weight default
+  // use_fast_accum=False; pytorch/ao issue 2377).
+  s.fp8_split_accum_fprop = false;
+  s.fp8_split_accum_dgrad = true;
+  s.fp8_split_accum_wgrad = true;
   s.saves_quantized_inputs = true;
   s.quantized_weight_cache = false;
   // torch.distributed.pipelining keeps every micro-batch's last-stage output
@@ -526,6 +534,15 @@ SoftwareStack MegatronCore() {
   // (default False: Megatron-LM d98e8a6 transformer_config.py:1175,
   // extensions/transformer_engine.py:1338).
   s.quantized_weight_cache = true;
+  // FP8 GEMMs: fprop with fast accumulation, dgrad and wgrad with the split
+  // accumulator (TransformerEngine pytorch/module/base.py `_2X_ACC_FPROP =
+  // False`, `_2X_ACC_DGRAD = True`, `_2X_ACC_WGRAD = True`, passed as
+  // use_split_accumulator by linear.py, layernorm_linear.py and
+  // layernorm_mlp.py; the same constants from the 0.x releases through the
+  // 2.x MXFP8 ones, so for every TE version the NeMo/MLPerf tables ran).
+  s.fp8_split_accum_fprop = false;
+  s.fp8_split_accum_dgrad = true;
+  s.fp8_split_accum_wgrad = true;
   // Megatron-LM d98e8a6: --swiglu models run bias_activation_fusion =
   // args.bias_swiglu_fusion (arguments.py, --no-bias-swiglu-fusion: on unless
   // disabled; NeMo's Llama recipes set bias_activation_fusion: true), and

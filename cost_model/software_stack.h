@@ -184,6 +184,14 @@ struct SoftwareStack {
   // unless the weights themselves are quantized (fp8/fp4_param_gather on a
   // sharded optimizer). Transformer Engine's weight workspace cache.
   bool quantized_weight_cache = false;
+  // FP8 (Hopper, per-tensor scales): which GEMMs of a linear layer run with
+  // the split accumulator (cuBLASLt FAST_ACCUM off) and so at
+  // GpuProfile::gemm_fp8_split_accum_rate; the others use fast accumulation.
+  // Defaults: what Transformer Engine and torchao both run, fprop fast, dgrad
+  // and wgrad split (the presets name their sources).
+  bool fp8_split_accum_fprop = false;
+  bool fp8_split_accum_dgrad = true;
+  bool fp8_split_accum_wgrad = true;
   // SwiGLU as one fused autograd function that saves only its input (gate and
   // up, 4f bytes per token in bf16) and recomputes SiLU(gate) in backward;
   // unfused, SiLU(gate) is kept as well (2f more).
