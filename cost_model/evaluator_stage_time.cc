@@ -385,7 +385,8 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_exposed_mb;
   st.exposed = m * exposed_mb + once.f.exposed + once.b.exposed + su.step_end;
   const bool cp_mixed = c.cp > 1 && c.CpRingSize() > 1 && c.CpA2aSize() > 1;
-  DimensionTotals(su, p, once, *sl.comm, m, layers, p2p_mb, p2p_exposed_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed, st);
+  DimensionTotals(su, p, once, *sl.comm, m, layers, p2p_mb, p2p_exposed_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed,
+                  st);
   return st;
 }
 
