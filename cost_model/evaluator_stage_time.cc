@@ -285,7 +285,8 @@ StepDeltas PerChunkDeltas(const StageUnits& su, const TimedComm& comm, const Uni
 
 // Per-dimension totals and exposure of a stage over the step.
 void DimensionTotals(const StageUnits& su, const StagePhases& p, const StepDeltas& once, const UnitComm& layer_comm,
-                     int m, int layers, double p2p_mb, bool cp_blocking, bool cp_mixed, StageResult& st) {
+                     int m, int layers, double p2p_mb, double p2p_exposed_mb, bool cp_blocking, bool cp_mixed,
+                     StageResult& st) {
   const double fsdp_exposed = m * (p.f_mid.exposed + p.b_mid.exposed) + once.f.exposed + once.b.exposed + su.step_end;
   for (int k = 0; k < kNumDims; ++k) st.dim_total[k] = m * su.dim_mb[k] + su.dim_step[k];
   st.dim_total[DimIndex(ParallelDim::kPp)] += m * p2p_mb;
@@ -302,7 +303,7 @@ void DimensionTotals(const StageUnits& su, const StagePhases& p, const StepDelta
         m * (layer_comm.cp_total - layer_comm.cp_exposed_fwd - layer_comm.cp_exposed_bwd) * layers;
     st.dim_exposed[DimIndex(ParallelDim::kCp)] = std::max(0.0, st.dim_total[DimIndex(ParallelDim::kCp)] - ring_hidden);
   }
-  st.dim_exposed[DimIndex(ParallelDim::kPp)] = m * p2p_mb;
+  st.dim_exposed[DimIndex(ParallelDim::kPp)] = m * p2p_exposed_mb;
   st.comm = 0;
   for (int k = 0; k < kNumDims; ++k) st.comm += st.dim_total[k];
 }
@@ -348,6 +349,19 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   }
   const int m = cs.m;
   const double p2p_mb = cs.pp > 1 ? 2.0 * cs.v * comm.p2p : 0.0;
+  // What of it the compute stream waits for, per micro-batch on average: all
+  // of it, or with overlap_p2p_comm (interleaved only: Megatron-Core refuses
+  // it without, schedules.py forward_backward_pipelining_without_interleaving)
+  // the steady state's beyond the passes it runs beside. A shape takes the
+  // rank of its stages with the most (the earliest: the longest warm-up).
+  double p2p_exposed_mb = p2p_mb;
+  if (p2p_mb > 0 && d.stack.pp_overlap_p2p && c.schedule == PipelineSchedule::kInterleaved && cs.v > 1) {
+    double most = 0;
+    for (int rank : ranks)
+      most = std::max(most, ExposedP2pPerStep(comm.p2p, p.f_mid.time / cs.v, p.b_mid.time / cs.v, cs.pp, m, cs.v,
+                                              rank, d.stack.pp_interleaved_full_warmup));
+    p2p_exposed_mb = most / m;
+  }
   // Host-synchronous pipeline p2p: every pass starts from an empty GPU queue,
   // so the host's per-micro-batch work is not hidden behind earlier kernels.
   const double host_mb = cs.pp > 1 && d.stack.pp_host_synchronous ? d.stack.host_per_micro_batch_s : 0.0;
@@ -359,7 +373,8 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
                                           : params.dense + params.expert;
   st.optimizer = stage_params_sharded * d.stack.optimizer_bytes_per_param / d.lcm.rates.hbm_Bps;
 
-  st.per_mb = p.f_mid.time + p.b_mid.time + p2p_mb + host_mb;
+  st.per_mb = p.f_mid.time + p.b_mid.time + p2p_exposed_mb + host_mb;
+  st.p2p_hidden_mb = p2p_mb - p2p_exposed_mb;
   st.extra = once.f.time + once.b.time + su.step_end + st.optimizer;
   st.kernels = su.kernels_mb.Scaled(m);
   st.interference =
@@ -367,10 +382,11 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.compute = st.kernels.Total() + st.interference + st.optimizer;
   st.matmul = st.kernels.Matmul() + st.interference;
   st.memory = st.compute - st.matmul;
-  const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_mb;
+  const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_exposed_mb;
   st.exposed = m * exposed_mb + once.f.exposed + once.b.exposed + su.step_end;
   const bool cp_mixed = c.cp > 1 && c.CpRingSize() > 1 && c.CpA2aSize() > 1;
-  DimensionTotals(su, p, once, *sl.comm, m, layers, p2p_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed, st);
+  DimensionTotals(su, p, once, *sl.comm, m, layers, p2p_mb, p2p_exposed_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed,
+                  st);
   return st;
 }
 
@@ -468,7 +484,11 @@ PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs) {
     if (plan.Of(s).per_mb > plan.Of(crit).per_mb) crit = s;
     extra_max = std::max(extra_max, plan.Of(s).extra);
   }
-  return PipelineStep{PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v) + extra_max, crit};
+  double fill_p2p = 0;
+  for (int s = 0; s < cs.pp; ++s)
+    if (s != crit) fill_p2p += plan.Of(s).p2p_hidden_mb;
+  return PipelineStep{PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v) + fill_p2p / std::max(1, cs.v) + extra_max,
+                      crit};
 }
 
 }  // namespace parasim

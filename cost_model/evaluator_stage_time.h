@@ -16,6 +16,7 @@ namespace parasim {
 
 struct StageResult {
   double per_mb = 0;              // fwd + bwd + p2p of a middle micro-batch
+  double p2p_hidden_mb = 0;       // of its p2p, what overlap_p2p_comm hides (a mean over the step)
   double extra = 0;               // once-per-step additions (first gathers, last reductions, step end, optimizer)
   double compute = 0;             // kernel time per step incl. interference and optimizer
   double exposed = 0;             // exposed comm per step
@@ -72,7 +73,8 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
                 const KeptLayers& kept = {});
 
 // The step: the pipeline over the stages' middle micro-batches plus the
-// largest once-per-step addition.
+// largest once-per-step addition. The fill and drain (the other stages'
+// share) keep their p2p in full: each hop waits for the tensor it carries.
 PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs);
 
 }  // namespace parasim

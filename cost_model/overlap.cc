@@ -263,6 +263,14 @@ PhaseResult OverlapPassCollectives(const std::vector<OverlapUnit>& units, const 
   return r;
 }
 
+double ExposedP2pPerStep(double p2p, double f_chunk, double b_chunk, int pp, int m, int v, int rank,
+                         bool full_warmup) {
+  const int passes = m * v;
+  const int warmup = m == pp && full_warmup ? passes : std::min(passes, 2 * (pp - rank - 1) + (v - 1) * pp);
+  const int steady = passes - warmup;
+  return 2.0 * warmup * p2p + steady * (std::max(0.0, p2p - b_chunk) + std::max(0.0, p2p - f_chunk));
+}
+
 double PipelineSeconds(const double* stage_times, int pp, int m, int vpp) {
   double sum = 0, worst = 0;
   for (int s = 0; s < pp; ++s) {

@@ -74,6 +74,24 @@ struct PassCollective {
 PhaseResult OverlapPassCollectives(const std::vector<OverlapUnit>& units, const std::vector<PassCollective>& collectives,
                                    double interference);
 
+// Pipeline p2p that pipeline rank `rank` leaves exposed over a step
+// (SoftwareStack::pp_overlap_p2p; Megatron-Core's overlap_p2p_comm,
+// NVIDIA/Megatron-LM core_v0.4.0 megatron/core/pipeline_parallel/
+// schedules.py forward_backward_pipelining_with_interleaving). Each chunk
+// pass is followed by one transfer (send_forward_recv_forward after a
+// forward, send_backward_recv_backward after a backward), `p2p` seconds each.
+//  - Warm-up (W = min(2·(p − rank − 1) + (v − 1)·p, m·v) forwards, all m·v
+//    with m = p under full_warmup): the handles are waited at the top of the
+//    next iteration, before its forward, with nothing between: in full.
+//  - Steady state (m·v − W iterations of one forward, one backward): the
+//    forward's transfer is waited after the backward, the backward's after
+//    the next forward: exposed only beyond the pass it runs beside.
+//  - Cool-down (W backwards): send_backward_recv_backward without
+//    overlap_p2p_comm, blocking: in full.
+// `f_chunk`, `b_chunk`: one chunk's forward and backward.
+double ExposedP2pPerStep(double p2p, double f_chunk, double b_chunk, int pp, int m, int v, int rank,
+                         bool full_warmup);
+
 // Step time of a pipeline from per-micro-batch stage times (fwd+bwd+p2p).
 double PipelineSeconds(const double* stage_times, int pp, int micro_batches, int vpp);
 

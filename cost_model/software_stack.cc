@@ -440,6 +440,13 @@ SoftwareStack MegatronCore() {
   // megatron_gpt_model.py fwd_bwd_step: reduce_overlap_gradients,
   // sync_overlap_parameters; one bucket per virtual stage).
   s.dp_overlap_per_chunk = true;
+  // Interleaved pipeline p2p overlapped with the passes: Megatron-LM turns
+  // overlap_p2p_comm on unless --no-overlap-p2p-communication (core_v0.4.0
+  // megatron/arguments.py; off without interleaving), NeMo's MLPerf GPT-3
+  // recipe sets it (training_results_v3.1 conf/custom.yaml). Warm-up waited
+  // at once, cool-down blocking (core_v0.4.0 megatron/core/pipeline_parallel/
+  // schedules.py forward_backward_pipelining_with_interleaving).
+  s.pp_overlap_p2p = true;
   s.reserve_bytes = 2.0e9;        // as pytorch-fsdp: NCCL buffers, outside the allocator (ASSUMPTION)
   s.straggler_sigma = 0.0089;     // as pytorch-fsdp (Sinha et al. SC'22)
   s.cuda_context_bytes = 0.5e9;
@@ -589,6 +596,10 @@ SoftwareStack MegatronLm2021() {
   // "local" DDP); no distributed optimizer.
   s.overlap_grad_reduce = false;
   s.dp_overlap_per_chunk = false;   // nothing overlapped to schedule per chunk
+  // Its interleaved schedule's p2p blocks: send_forward_recv_forward and
+  // friends wait for every transfer (de7dc40f88 megatron/schedules.py,
+  // megatron/p2p_communication.py; overlap_p2p_comm came with Megatron-Core).
+  s.pp_overlap_p2p = false;
   // Gradients as the sc21 code handled them in the paper's fp16 runs
   // (NVIDIA/Megatron-LM de7dc40f88 examples/sc21/CONFIG.sh: --fp16, no
   // --accumulate-allreduce-grads-in-fp32, which only --bf16 forces on in
@@ -880,6 +891,7 @@ SoftwareStack Nanotron() {
   s.supports_sharding_with_pp = false;
   s.supports_interleaved = false;
   s.dp_overlap_per_chunk = false;   // no interleaved schedule
+  s.pp_overlap_p2p = false;         // likewise
   s.supports_cp = false;
   s.supports_cp_a2a = false;
   s.supports_cp_allgather = false;

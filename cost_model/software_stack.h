@@ -220,6 +220,12 @@ struct SoftwareStack {
   // forwards. false: the whole stage's gathers hide under the first
   // micro-batch's forward, its reductions under the last one's backward.
   bool dp_overlap_per_chunk = false;
+  // Interleaved schedule: pipeline sends/receives posted asynchronously
+  // (Megatron-Core's overlap_p2p_comm): in the steady state each transfer
+  // waits only before the pass after the next, so it is exposed beyond the
+  // pass it runs beside; the warm-up's are waited at once and the
+  // cool-down's block, in full. false: every transfer in full.
+  bool pp_overlap_p2p = false;
   // Pipeline p2p as the framework sends it. With tp > 1 and no SP, a
   // partitioning engine sends each rank's 1/tp of the boundary tensor and the
   // receiving stage all-gathers it over tp (DeepSpeed pipe_partitioned /

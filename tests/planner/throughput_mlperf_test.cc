@@ -137,9 +137,11 @@ TEST_CASE("planner: predicted/measured throughput on MLPerf v3.1 GPT-3 175B on E
                 predicted_gain / measured_gain);
   }
   // Committed in docs/accuracy.md "Throughput ratios: MLPerf GPT-3 175B on Eos"
-  // (since the data-parallel collectives go chunk by chunk: 0.040 and 0.136 before).
-  CHECK(median_error <= 0.138 + 0.02);
-  CHECK(gain_error <= 0.134 + 0.02);
+  // (since the steady state's pipeline p2p hides under the passes,
+  // overlap_p2p_comm: 0.138 and 0.134 before; before the data-parallel
+  // collectives went chunk by chunk: 0.040 and 0.136).
+  CHECK(median_error <= 0.190 + 0.02);
+  CHECK(gain_error <= 0.041 + 0.02);
 }
 
 TEST_CASE("planner: the MLPerf GPT-3 175B rows agree with themselves", "[planner]") {
