@@ -40,9 +40,17 @@ CalibrationFits FitMicrobench(const MicrobenchData& data, const GpuProfile& base
   }
   if (data.gemm_fp8_sustained) {
     // The bf16 shape model stands in for FP8's (the same kernels' tiling and
-    // waves); only the best-shape level is FP8's own.
-    f.gemm_fp8 = FitGemmEfficiency(SamplesOfDtype(data.gemm_fp8_sustained->samples, "fp8"), shaped);
+    // waves); only the best-shape level is FP8's own. gemm_max_fp8 is the
+    // fast-accumulation rate (the forward pass as Transformer Engine runs it);
+    // the split rows (dgrad, wgrad) are the separate split rate on top of it,
+    // so a split pass, priced at gemm_max_fp8 × split rate, pays it once.
+    const std::vector<GemmSample> fp8 = SamplesOfDtype(data.gemm_fp8_sustained->samples, "fp8");
+    const std::vector<GemmSample> split = SamplesWithFastAccumulate(fp8, false);
+    f.gemm_fp8 = FitGemmEfficiency(SamplesWithFastAccumulate(fp8, true), shaped);
     f.gemm_fp8_source = data.gemm_fp8_sustained->file;
+    f.gemm_fp8_split_rows = static_cast<int>(split.size());
+    f.gemm_fp8_split =
+        FitSplitAccumRate(split, shaped, f.gemm_fp8->summary.usable() ? f.gemm_fp8->gemm_max_efficiency : 0.0);
   }
   if (data.hbm) f.memory = FitMemoryEfficiency(*data.hbm, base);
   if (data.power) f.power = FitPower(*data.power, base);
@@ -81,7 +89,18 @@ GpuProfile ApplyCalibration(const GpuProfile& base, const CalibrationFits& fits,
         StrCat(tag, ": cost model GEMM efficiency (kernel_time.h) against the fp8 peak, fitted to ",
                fits.gemm_fp8->points, " FP8 E4M3 GEMMs (cuBLASLt, TN, per-tensor scales) of ", file,
                ", rms time error ", Pct(fits.gemm_fp8->summary.rms_rel_error), "; best measured ",
-               Pct(fits.gemm_fp8->best_efficiency), " of fp8 peak (", fits.gemm_fp8->best_shape, ")");
+               Pct(fits.gemm_fp8->best_efficiency), " of fp8 peak (", fits.gemm_fp8->best_shape,
+               "); fast-accumulation rows only, ", fits.gemm_fp8_split_rows, " split-accumulator rows left out");
+  }
+  if (fits.gemm_fp8 && fits.gemm_fp8->summary.usable() && fits.gemm_fp8_split && fits.gemm_fp8_split->summary.usable()) {
+    const SplitAccumFit& s = *fits.gemm_fp8_split;
+    g.gemm_fp8_split_accum_rate = s.rate;
+    const std::string file = fits.gemm_fp8_source.substr(fits.gemm_fp8_source.find_last_of('/') + 1);
+    g.sources["efficiency.gemm_fp8_split_accum"] = StrCat(
+        tag, ": least squares in log time of ", s.points,
+        " FP8 GEMMs with the split accumulator (cuBLASLt FAST_ACCUM off, fast_accumulate false) of ", file,
+        " against the cost model at the fitted gemm_max_fp8, rms time error ", Pct(s.summary.rms_rel_error),
+        s.unclamped_rate > 1.0 ? StrCat("; measured ", Num(s.unclamped_rate), " > 1, stored as 1") : std::string());
   }
   if (fits.gemm && fits.gemm_burst && fits.gemm->summary.usable() && fits.gemm_burst->summary.usable()) {
     // The same cost model fitted to the same shapes, at power-capped and at

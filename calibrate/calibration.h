@@ -23,9 +23,14 @@ struct CalibrationFits {
   std::string gemm_source;            // file the written fit came from
   std::optional<GemmFit> gemm_burst;  // the full burst sweep's fit, when both exist
   // FP8 (E4M3, per-tensor scales) sustained sweep fitted the same way against
-  // the fp8 dense peak, with the bf16 sweep's shape model: efficiency.gemm_max_fp8.
+  // the fp8 dense peak, with the bf16 sweep's shape model: efficiency.gemm_max_fp8,
+  // from the fast-accumulation rows only.
   std::optional<GemmFit> gemm_fp8;
   std::string gemm_fp8_source;
+  // The same file's split-accumulator rows against that fit:
+  // efficiency.gemm_fp8_split_accum (not usable, and not written, without split rows).
+  std::optional<SplitAccumFit> gemm_fp8_split;
+  int gemm_fp8_split_rows = 0;   // split rows in the file (before the time and roofline filters)
   // The smooth shape model (gemm_shape_model.h) on the fullest sweep, for
   // comparison with the cost model's shape term; reported, not written.
   std::optional<GemmShapeFit> gemm_shape;

@@ -23,13 +23,48 @@ DeviceRates RatesFor(const GpuProfile& gpu, double gemm_max, const std::string& 
   return d;
 }
 
-double SumSqLog(const std::vector<const GemmSample*>& rows, const GpuProfile& gpu, double g) {
+double SumSqLog(const std::vector<const GemmSample*>& rows, const GpuProfile& gpu, double g, double rate) {
   double sum = 0;
   for (const GemmSample* s : rows) {
-    const double e = std::log(ModelGemmSeconds(gpu, g, *s) / s->time.si());
+    const double e = std::log(ModelGemmSeconds(gpu, g, *s, rate) / s->time.si());
     sum += e * e;
   }
   return sum;
+}
+
+// Golden-section search for the minimum of a unimodal f on [lo, hi].
+template <typename F>
+double GoldenMinimum(F f, double lo, double hi, int* iterations) {
+  const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
+  double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
+  double f1 = f(x1), f2 = f(x2);
+  int it = 0;
+  while (hi - lo > 1e-7 && it < 200) {
+    ++it;
+    if (f1 < f2) {
+      hi = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = hi - phi * (hi - lo);
+      f1 = f(x1);
+    } else {
+      lo = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = lo + phi * (hi - lo);
+      f2 = f(x2);
+    }
+  }
+  *iterations = it;
+  return 0.5 * (lo + hi);
+}
+
+std::vector<const GemmSample*> FittableRows(const std::vector<GemmSample>& samples, const GemmFitOptions& options) {
+  std::vector<const GemmSample*> rows;
+  for (const auto& s : samples)
+    if (std::min({s.m, s.n, s.k}) >= options.min_dim && s.time >= options.min_time && s.time.si() > 0)
+      rows.push_back(&s);
+  return rows;
 }
 
 void Accumulate(GemmGroupError& g, double log_err, double rel_err) {
@@ -54,18 +89,19 @@ double MeasuredEfficiency(const GemmSample& s, const GpuProfile& gpu) {
   return s.Flop() / (s.time.si() * PeakFor(gpu, s.dtype));
 }
 
-double ModelGemmSeconds(const GpuProfile& gpu, double gemm_max_efficiency, const GemmSample& s) {
-  return GemmSeconds(RatesFor(gpu, gemm_max_efficiency, s.dtype), static_cast<double>(s.m), static_cast<double>(s.n),
-                     static_cast<double>(s.k));
+double ModelGemmSeconds(const GpuProfile& gpu, double gemm_max_efficiency, const GemmSample& s,
+                        double accumulate_rate) {
+  // Priced as the evaluator prices a split pass (any pass: dgrad's slot holds the rate).
+  DeviceRates d = RatesFor(gpu, gemm_max_efficiency, s.dtype);
+  d.dgrad_rate = accumulate_rate;
+  return GemmSeconds(d, static_cast<double>(s.m), static_cast<double>(s.n), static_cast<double>(s.k),
+                     GemmPass::kDgrad);
 }
 
 GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfile& gpu,
                           const GemmFitOptions& options) {
   GemmFit fit;
-  std::vector<const GemmSample*> rows;
-  for (const auto& s : samples)
-    if (std::min({s.m, s.n, s.k}) >= options.min_dim && s.time >= options.min_time && s.time.si() > 0)
-      rows.push_back(&s);
+  const std::vector<const GemmSample*> rows = FittableRows(samples, options);
   FitSummary& sum = fit.summary;
   bool peaks = gpu.sm_count > 0;
   for (const GemmSample* s : rows) peaks = peaks && PeakFor(gpu, s->dtype) > 0;
@@ -77,28 +113,8 @@ GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfi
   }
   // One parameter, unimodal loss (the model time is ∝ 1/g until the HBM
   // roofline takes over): golden-section search on [0.05, 1].
-  const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
-  double lo = 0.05, hi = 1.0;
-  double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
-  double f1 = SumSqLog(rows, gpu, x1), f2 = SumSqLog(rows, gpu, x2);
   int it = 0;
-  while (hi - lo > 1e-7 && it < 200) {
-    ++it;
-    if (f1 < f2) {
-      hi = x2;
-      x2 = x1;
-      f2 = f1;
-      x1 = hi - phi * (hi - lo);
-      f1 = SumSqLog(rows, gpu, x1);
-    } else {
-      lo = x1;
-      x1 = x2;
-      f1 = f2;
-      x2 = lo + phi * (hi - lo);
-      f2 = SumSqLog(rows, gpu, x2);
-    }
-  }
-  const double g = 0.5 * (lo + hi);
+  const double g = GoldenMinimum([&](double x) { return SumSqLog(rows, gpu, x, 1.0); }, 0.05, 1.0, &it);
   fit.gemm_max_efficiency = g;
   fit.points = static_cast<int>(rows.size());
   sum.iterations = it;
@@ -136,6 +152,61 @@ GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfi
     sum.status = sum.rms_rel_error > options.poor_fit_rms ? FitStatus::kPoorFit : FitStatus::kConverged;
     sum.message = StrCat(rows.size(), " GEMMs, gemm_max_efficiency ", g, ", rms relative time error ",
                          sum.rms_rel_error);
+  }
+  return fit;
+}
+
+SplitAccumFit FitSplitAccumRate(const std::vector<GemmSample>& split_rows, const GpuProfile& gpu,
+                                double gemm_max_fp8, const GemmFitOptions& options) {
+  SplitAccumFit fit;
+  FitSummary& sum = fit.summary;
+  // Rows whose model time moves with the rate: compute-bound at some rate in
+  // the search range (at its low end the compute term is largest).
+  constexpr double kLo = 0.05, kHi = 2.0;   // above 1 searched, to see and say a sweep's > 1
+  std::vector<const GemmSample*> rows;
+  bool peaks = gpu.sm_count > 0 && gemm_max_fp8 > 0;
+  for (const GemmSample* s : FittableRows(split_rows, options)) {
+    peaks = peaks && PeakFor(gpu, s->dtype) > 0;
+    if (!peaks) break;
+    if (ModelGemmSeconds(gpu, gemm_max_fp8, *s, kLo) > ModelGemmSeconds(gpu, gemm_max_fp8, *s, 1.0)) rows.push_back(s);
+  }
+  if (rows.empty() || !peaks) {
+    sum.status = FitStatus::kInsufficientData;
+    sum.message = !peaks ? "no usable fast-accumulation fit or fp8 peak to measure the split rows against"
+                  : split_rows.empty()
+                      ? "no split-accumulator rows (fast_accumulate false): efficiency.gemm_fp8_split_accum left out "
+                        "(neutral)"
+                      : "no split-accumulator row long and compute-bound enough to fit: efficiency.gemm_fp8_split_accum "
+                        "left out (neutral)";
+    return fit;
+  }
+  int it = 0;
+  const double r = GoldenMinimum([&](double x) { return SumSqLog(rows, gpu, gemm_max_fp8, x); }, kLo, kHi, &it);
+  sum.iterations = it;
+  fit.points = static_cast<int>(rows.size());
+  fit.unclamped_rate = r;
+  fit.rate = std::min(r, 1.0);
+  double rel_sq = 0;
+  for (const GemmSample* s : rows) {
+    const double model = ModelGemmSeconds(gpu, gemm_max_fp8, *s, fit.rate);
+    const double rel_err = (model - s->time.si()) / s->time.si();
+    rel_sq += rel_err * rel_err;
+    Accumulate(fit.by_pass[s->pass], std::log(model / s->time.si()), rel_err);
+  }
+  for (auto& [p, e] : fit.by_pass) Finish(e);
+  sum.rms_rel_error = std::sqrt(rel_sq / static_cast<double>(rows.size()));
+  if (r < kLo + 1e-5 || r > kHi - 1e-5) {
+    sum.status = FitStatus::kIllConditioned;
+    sum.message = StrCat("the split-accumulator rate ran to the bound of [", kLo, ", ", kHi, "] (", r,
+                         "): the split rows do not match the fast-row model");
+  } else if (r > 1.0) {
+    sum.status = FitStatus::kPoorFit;
+    sum.message = StrCat("WARNING: the ", rows.size(), " split-accumulator GEMMs ran faster than the fast-accumulation "
+                         "model (rate ", r, " > 1); stored as 1 (no slowdown): check the sweep's fast rows");
+  } else {
+    sum.status = sum.rms_rel_error > options.poor_fit_rms ? FitStatus::kPoorFit : FitStatus::kConverged;
+    sum.message = StrCat(rows.size(), " split-accumulator GEMMs, rate ", r, " of the fast-accumulation model, rms "
+                         "relative time error ", sum.rms_rel_error);
   }
   return fit;
 }

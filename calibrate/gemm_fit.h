@@ -8,6 +8,8 @@
 // parallel degree and pass. FP8 rows (E4M3 operands, bf16 output) are
 // measured and modelled against the profile's fp8 dense peak, as the
 // evaluator prices an FP8 job's linear layers; fit one dtype at a time.
+// FP8 rows timed with the split accumulator (fast_accumulate false) are kept
+// out of gemm_max and fitted as their own rate against it (FitSplitAccumRate).
 #pragma once
 
 #include <map>
@@ -56,8 +58,31 @@ struct GemmFitOptions {
 GemmFit FitGemmEfficiency(const std::vector<GemmSample>& samples, const GpuProfile& gpu,
                           const GemmFitOptions& options = {});
 
+// efficiency.gemm_fp8_split_accum: the rate of split-accumulator FP8 GEMMs
+// over the fast-accumulation model (gemm_max_fp8 fitted to the fast rows).
+struct SplitAccumFit {
+  double rate = 0;           // written to the profile, in (0, 1]; 0 = not fitted
+  double unclamped_rate = 0; // the least-squares value before the clamp to 1
+  int points = 0;            // split rows whose model time depends on the rate
+  FitSummary summary;        // rms relative time error of the split rows at `rate`
+  std::map<std::string, GemmGroupError> by_pass;   // residuals per pass (dgrad, wgrad)
+};
+
+// Least squares in log time, the loss FitGemmEfficiency uses, of the split
+// rows against the cost model at gemm_max_fp8 with the compute divided by the
+// rate (GemmSeconds with a split pass; the HBM roofline unchanged). For
+// compute-bound rows the minimum is in closed form: ln rate = mean ln(model
+// time at rate 1 / measured time), the geometric mean of achieved over
+// predicted rate. Rows the roofline bounds at every rate carry no information
+// and are left out. A rate above 1 (split faster than fast) is stored as 1,
+// status kPoorFit, said in the message.
+SplitAccumFit FitSplitAccumRate(const std::vector<GemmSample>& split_rows, const GpuProfile& gpu,
+                                double gemm_max_fp8, const GemmFitOptions& options = {});
+
 // The cost model's predicted time for one GEMM under `gpu`, with the given
-// gemm_max_efficiency (the evaluator's DeviceRates for the sample's dtype).
-double ModelGemmSeconds(const GpuProfile& gpu, double gemm_max_efficiency, const GemmSample& s);
+// gemm_max_efficiency (the evaluator's DeviceRates for the sample's dtype)
+// and the pass's accumulator rate (1 = fast accumulation, or not FP8).
+double ModelGemmSeconds(const GpuProfile& gpu, double gemm_max_efficiency, const GemmSample& s,
+                        double accumulate_rate = 1.0);
 
 }  // namespace parasim::calibrate

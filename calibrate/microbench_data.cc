@@ -105,6 +105,11 @@ GemmSweep LoadGemmSweep(const std::string& path) {
     s.n = static_cast<int64_t>(r.Number(row, "n", at, true));
     s.k = static_cast<int64_t>(r.Number(row, "k", at, true));
     s.time = Seconds(r.Number(row, "time_s", at, true));
+    if (row.contains("fast_accumulate")) {
+      const json& f = row.at("fast_accumulate");
+      if (!f.is_boolean()) throw InvalidInput(path, Reader::Join(at, "fast_accumulate"), "must be true or false");
+      s.fast_accumulate = f.get<bool>();
+    }
     out.samples.push_back(std::move(s));
   }
   if (out.samples.empty()) throw InvalidInput(path, "results", "no GEMM rows");
@@ -221,6 +226,13 @@ std::vector<GemmSample> SamplesOfDtype(const std::vector<GemmSample>& samples, c
   std::vector<GemmSample> out;
   for (const auto& s : samples)
     if (s.dtype == dtype) out.push_back(s);
+  return out;
+}
+
+std::vector<GemmSample> SamplesWithFastAccumulate(const std::vector<GemmSample>& samples, bool fast) {
+  std::vector<GemmSample> out;
+  for (const auto& s : samples)
+    if (s.fast_accumulate == fast) out.push_back(s);
   return out;
 }
 

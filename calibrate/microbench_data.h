@@ -21,6 +21,10 @@ struct GemmSample {
   int tokens = 0, tp = 1;
   int64_t m = 0, n = 0, k = 0;     // C is m×n, reduction over k
   Seconds time;                    // median per GEMM
+  // FP8 rows: cuBLASLt CUBLASLT_MATMUL_DESC_FAST_ACCUM on (the forward pass as
+  // Transformer Engine runs it); false = the split accumulator (dgrad, wgrad).
+  // Files without the column: every row fast.
+  bool fast_accumulate = true;
 
   double Flop() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
@@ -94,5 +98,8 @@ MicrobenchData LoadMicrobenchDir(const std::string& dir);
 
 // The rows of `samples` whose dtype is `dtype`, in order.
 std::vector<GemmSample> SamplesOfDtype(const std::vector<GemmSample>& samples, const std::string& dtype);
+
+// The rows of `samples` timed with (true) or without (false) fast accumulation, in order.
+std::vector<GemmSample> SamplesWithFastAccumulate(const std::vector<GemmSample>& samples, bool fast);
 
 }  // namespace parasim::calibrate

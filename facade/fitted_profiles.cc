@@ -192,8 +192,11 @@ Value GpuFitReport(const calibrate::GpuProfileFit& fit) {
     rows.Push(GpuRow("gemm_max_fp8_efficiency", f.gemm_fp8->summary, base.gemm_max_fp8_efficiency,
                      out.gemm_max_fp8_efficiency, f.gemm_fp8->points, f.gemm_fp8_source));
     notes.Push(StrCat("gemm_max_fp8_efficiency: 0 = as bf16; best measured ", FormatFixed(f.gemm_fp8->best_efficiency, 3),
-                      " of fp8 peak at ", f.gemm_fp8->best_shape));
+                      " of fp8 peak at ", f.gemm_fp8->best_shape, " (fast-accumulation rows)"));
   }
+  if (f.gemm_fp8_split)
+    rows.Push(GpuRow("gemm_fp8_split_accum_rate", f.gemm_fp8_split->summary, base.gemm_fp8_split_accum_rate,
+                     out.gemm_fp8_split_accum_rate, f.gemm_fp8_split->points, f.gemm_fp8_source));
   if (f.gemm_shape) {
     const calibrate::GemmShapeFit& s = *f.gemm_shape;
     rows.Push(GpuRow("gemm_k0", s.summary, base.gemm_k0, out.gemm_k0, Value(), fit.shape_source));
