@@ -327,6 +327,16 @@ StageLayer BlendKept(const StageLayer& recomputed, const KeptLayers& kept, const
   return StageLayer{&cost, &cm};
 }
 
+// One chunk's pass of a stage's middle micro-batch phase (v chunks of equal
+// layers): what a pipeline transfer beside it slows is its kernels; its
+// blocking comm, its waits for gathers and the time gathers already slowed
+// it are fixed (one NCCL kernel's SMs at a time, as in the recurrences).
+OverlapUnit ChunkOfPass(const PhaseResult& phase, const UnitRuns& r, int v) {
+  const double fixed = (r.has_first ? r.first.fixed : 0.0) + r.count * r.body.fixed + (r.has_last ? r.last.fixed : 0.0);
+  const double compute = phase.time / v;
+  return OverlapUnit{compute, 0, 0, std::min(compute, (fixed + phase.exposed + phase.interference) / v)};
+}
+
 // `ranks`: the pipeline ranks of the stages of this shape; where the
 // once-per-step additions depend on the rank (per chunk), the shape takes
 // the rank with the largest.
@@ -352,15 +362,23 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   // What of it the compute stream waits for, per micro-batch on average: all
   // of it, or with overlap_p2p_comm (interleaved only: Megatron-Core refuses
   // it without, schedules.py forward_backward_pipelining_without_interleaving)
-  // the steady state's beyond the passes it runs beside. A shape takes the
-  // rank of its stages with the most (the earliest: the longest warm-up).
-  double p2p_exposed_mb = p2p_mb;
+  // the steady state's beyond the passes it runs beside, those passes slowed
+  // as beside a gather (the config's factor, as tier B slows compute beside
+  // any NCCL kernel). A shape takes the rank of its stages with the most
+  // (the earliest: the longest warm-up).
+  double p2p_exposed_mb = p2p_mb, p2p_slowed_mb = 0;
   if (p2p_mb > 0 && d.stack.pp_overlap_p2p && c.schedule == PipelineSchedule::kInterleaved && cs.v > 1) {
-    double most = 0;
-    for (int rank : ranks)
-      most = std::max(most, ExposedP2pPerStep(comm.p2p, p.f_mid.time / cs.v, p.b_mid.time / cs.v, cs.pp, m, cs.v,
-                                              rank, d.stack.pp_interleaved_full_warmup));
-    p2p_exposed_mb = most / m;
+    const OverlapUnit f_chunk = ChunkOfPass(p.f_mid, su.fwd, cs.v), b_chunk = ChunkOfPass(p.b_mid, su.bwd, cs.v);
+    P2pStep most;
+    bool have = false;
+    for (int rank : ranks) {
+      const P2pStep r = OverlappedP2pPerStep(comm.p2p, f_chunk, b_chunk, cs.pp, m, cs.v, rank,
+                                             d.stack.pp_interleaved_full_warmup, comm.interference);
+      if (!have || r.exposed + r.interference > most.exposed + most.interference) most = r;
+      have = true;
+    }
+    p2p_exposed_mb = most.exposed / m;
+    p2p_slowed_mb = most.interference / m;
   }
   // Host-synchronous pipeline p2p: every pass starts from an empty GPU queue,
   // so the host's per-micro-batch work is not hidden behind earlier kernels.
@@ -373,12 +391,13 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
                                           : params.dense + params.expert;
   st.optimizer = stage_params_sharded * d.stack.optimizer_bytes_per_param / d.lcm.rates.hbm_Bps;
 
-  st.per_mb = p.f_mid.time + p.b_mid.time + p2p_exposed_mb + host_mb;
+  st.per_mb = p.f_mid.time + p.b_mid.time + p2p_exposed_mb + p2p_slowed_mb + host_mb;
   st.p2p_hidden_mb = p2p_mb - p2p_exposed_mb;
   st.extra = once.f.time + once.b.time + su.step_end + st.optimizer;
   st.kernels = su.kernels_mb.Scaled(m);
   st.interference =
-      m * (p.f_mid.interference + p.b_mid.interference + su.cp_slowed_mb) + once.f.interference + once.b.interference;
+      m * (p.f_mid.interference + p.b_mid.interference + su.cp_slowed_mb + p2p_slowed_mb) + once.f.interference +
+      once.b.interference;
   st.compute = st.kernels.Total() + st.interference + st.optimizer;
   st.matmul = st.kernels.Matmul() + st.interference;
   st.memory = st.compute - st.matmul;

@@ -263,12 +263,26 @@ PhaseResult OverlapPassCollectives(const std::vector<OverlapUnit>& units, const 
   return r;
 }
 
-double ExposedP2pPerStep(double p2p, double f_chunk, double b_chunk, int pp, int m, int v, int rank,
-                         bool full_warmup) {
+P2pStep OverlappedP2pPerStep(double p2p, const OverlapUnit& f_chunk, const OverlapUnit& b_chunk, int pp, int m, int v,
+                             int rank, bool full_warmup, double interference) {
   const int passes = m * v;
   const int warmup = m == pp && full_warmup ? passes : std::min(passes, 2 * (pp - rank - 1) + (v - 1) * pp);
   const int steady = passes - warmup;
-  return 2.0 * warmup * p2p + steady * (std::max(0.0, p2p - b_chunk) + std::max(0.0, p2p - f_chunk));
+  // A steady iteration: the forward's transfer beside the backward, the
+  // backward's beside the next forward; each pass slowed while it runs.
+  const double b_extra = SlowedExtra(b_chunk, p2p, interference);
+  const double f_extra = SlowedExtra(f_chunk, p2p, interference);
+  P2pStep r;
+  r.exposed = 2.0 * warmup * p2p + steady * (std::max(0.0, p2p - (b_chunk.compute + b_extra)) +
+                                             std::max(0.0, p2p - (f_chunk.compute + f_extra)));
+  r.interference = steady * (b_extra + f_extra);
+  return r;
+}
+
+double ExposedP2pPerStep(double p2p, double f_chunk, double b_chunk, int pp, int m, int v, int rank,
+                         bool full_warmup) {
+  return OverlappedP2pPerStep(p2p, OverlapUnit{f_chunk}, OverlapUnit{b_chunk}, pp, m, v, rank, full_warmup, 1.0)
+      .exposed;
 }
 
 double PipelineSeconds(const double* stage_times, int pp, int m, int vpp) {

@@ -74,7 +74,7 @@ struct PassCollective {
 PhaseResult OverlapPassCollectives(const std::vector<OverlapUnit>& units, const std::vector<PassCollective>& collectives,
                                    double interference);
 
-// Pipeline p2p that pipeline rank `rank` leaves exposed over a step
+// Pipeline p2p of pipeline rank `rank` over a step
 // (SoftwareStack::pp_overlap_p2p; Megatron-Core's overlap_p2p_comm,
 // NVIDIA/Megatron-LM core_v0.4.0 megatron/core/pipeline_parallel/
 // schedules.py forward_backward_pipelining_with_interleaving). Each chunk
@@ -85,10 +85,20 @@ PhaseResult OverlapPassCollectives(const std::vector<OverlapUnit>& units, const 
 //    next iteration, before its forward, with nothing between: in full.
 //  - Steady state (m·v − W iterations of one forward, one backward): the
 //    forward's transfer is waited after the backward, the backward's after
-//    the next forward: exposed only beyond the pass it runs beside.
+//    the next forward: exposed only beyond the pass it runs beside, and that
+//    pass is slowed by `interference` over the transfer's first `p2p`
+//    seconds (SlowedExtra, the rule of the gathers and reductions).
 //  - Cool-down (W backwards): send_backward_recv_backward without
-//    overlap_p2p_comm, blocking: in full.
-// `f_chunk`, `b_chunk`: one chunk's forward and backward.
+//    overlap_p2p_comm, blocking: in full, beside no kernel.
+// `f_chunk`, `b_chunk`: one chunk's forward and backward (compute, and the
+// fixed part a transfer beside it does not slow).
+struct P2pStep {
+  double exposed = 0;        // compute stream waiting for transfers
+  double interference = 0;   // extra pass time beside the hidden transfers
+};
+P2pStep OverlappedP2pPerStep(double p2p, const OverlapUnit& f_chunk, const OverlapUnit& b_chunk, int pp, int m, int v,
+                             int rank, bool full_warmup, double interference);
+// The exposed part with passes of kernels only and no interference.
 double ExposedP2pPerStep(double p2p, double f_chunk, double b_chunk, int pp, int m, int v, int rank,
                          bool full_warmup);
 
