@@ -1,17 +1,25 @@
 // Tier A's per-chunk data-parallel sync (SoftwareStack::dp_overlap_per_chunk)
 // beside tier B's replay of it (simulator/step_builder.cc: each chunk's
 // gradient reductions after its last backward + the pipeline rank, its
-// parameter gathers from chunk c-1's first forward − rank).
+// parameter gathers from chunk c-1's first forward − rank), and the
+// builder's timeline checked against those launch points.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "core/loaders.h"
 #include "cost_model/evaluator.h"
 #include "cost_model/software_stack.h"
+#include "simulator/engine.h"
+#include "simulator/pipeline_schedule.h"
 #include "simulator/simulate.h"
+#include "simulator/step_builder.h"
+#include "simulator/tier_b.h"
 
 namespace parasim::simulator {
 namespace {
@@ -69,6 +77,84 @@ TEST_CASE("simulator: tiers A and B agree on megatron-core's per-chunk data-para
     Print(config, on, off);
     CHECK(on.b != off.b);
     CHECK_THAT(on.a, WithinRel(on.b, 0.01));
+  }
+}
+
+TEST_CASE("simulator: each chunk's DP reductions follow its last backward + rank, gathers precede its first forward",
+          "[simulator]") {
+  SoftwareStack stack = LoadSoftwareStack("megatron-core");
+  REQUIRE(stack.dp_overlap_per_chunk);
+  JobSpec job;
+  job.global_batch = 64;
+  job.seq_len = 4096;
+  AnalyticalEvaluator eval(LoadModel("llama2-13b"), LoadCluster("dgx-h100", 8), job, stack);
+  const StepWorkload wl =
+      eval.BuildWorkload(ParseParallelConfig("dp=8,tp=2,pp=4,vpp=5,schedule=interleaved,sharding=zero1"));
+  const int p = 4, v = 5, m = wl.num_micro_batches;
+  REQUIRE(m > 1);
+  TimedCollectives factory;
+  const StepGraph step = BuildStepGraph(wl, {{0}, {16}, {32}, {48}}, 1, factory);
+  const TaskGraph& g = step.graph;
+  Engine engine;
+  const Timeline& t = engine.Run(g, EngineOptions{});
+  const auto orders = BuildPipelineOrder(PipelineSchedule::kInterleaved, p, m, v);
+  for (int s = 0; s < p; ++s) {
+    const int rank = step.stages[s].ranks[0];
+    // Per pass (kind, micro-batch, chunk) on the compute stream: start and end.
+    auto pass_span = [&](bool forward, int mb, int chunk) {
+      double lo = 1e30, hi = -1;
+      for (int32_t op = g.stream_first_op(g.compute_stream(rank)); op >= 0; op = g.stream_next(op)) {
+        const ActivitySpec& a = g.activity(g.op_activity(op));
+        const std::string& name = g.name(a.name);
+        const bool fwd = name.find("fwd") != std::string::npos, bwd = name.find("bwd") != std::string::npos;
+        if (a.micro_batch != mb || a.chunk != chunk || !(forward ? fwd : bwd)) continue;
+        lo = std::min(lo, t.start_s[g.op_activity(op)]);
+        hi = std::max(hi, t.end_s[g.op_activity(op)]);
+      }
+      REQUIRE(hi >= 0);
+      return std::pair<double, double>{lo, hi};
+    };
+    std::vector<PipelinePass> fwds, bwds;
+    for (const PipelinePass& pass : orders[s]) (pass.kind == PassKind::kForward ? fwds : bwds).push_back(pass);
+    for (int c = 0; c < v; ++c) {
+      INFO("stage " << s << " chunk " << c);
+      double reduce_start = 1e30, gather_start = 1e30, gather_end = -1;
+      int reduces = 0, gathers = 0;
+      for (int32_t op = g.stream_first_op(step.streams[rank].dp); op >= 0; op = g.stream_next(op)) {
+        const int32_t act = g.op_activity(op);
+        const ActivitySpec& a = g.activity(act);
+        if (a.chunk != c) continue;
+        if (a.micro_batch == m - 1) {
+          reduce_start = std::min(reduce_start, t.start_s[act]);
+          ++reduces;
+        } else if (a.micro_batch == 0) {
+          gather_start = std::min(gather_start, t.start_s[act]);
+          gather_end = std::max(gather_end, t.end_s[act]);
+          ++gathers;
+        }
+      }
+      REQUIRE(reduces > 0);
+      REQUIRE(gathers > 0);
+      // grad_sync_func after backward (chunk's last) + rank.
+      int last = -1;
+      for (int i = 0; i < static_cast<int>(bwds.size()); ++i) {
+        if (bwds[i].chunk == c) last = i;
+      }
+      const PipelinePass& launch = bwds[std::min<size_t>(last + s, bwds.size() - 1)];
+      CHECK(reduce_start >= pass_span(false, launch.micro_batch, launch.chunk).second);
+      // The chunk's first forward waits for its gathers; chunk c >= 2's are
+      // launched at forward (chunk c-1's first) − rank, not before.
+      int first = -1, prev_first = -1;
+      for (int i = static_cast<int>(fwds.size()) - 1; i >= 0; --i) {
+        if (fwds[i].chunk == c) first = i;
+        if (c >= 1 && fwds[i].chunk == c - 1) prev_first = i;
+      }
+      CHECK(pass_span(true, fwds[first].micro_batch, c).first >= gather_end);
+      if (c >= 2 && prev_first - s - 1 >= 0) {
+        const PipelinePass& before = fwds[prev_first - s - 1];
+        CHECK(gather_start >= pass_span(true, before.micro_batch, before.chunk).second);
+      }
+    }
   }
 }
 
