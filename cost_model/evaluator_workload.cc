@@ -47,6 +47,7 @@ void FillStepFields(const EvaluatorData& d, const ParallelConfig& c, const Confi
   wl->comm_interference = interference;
   wl->selective_reruns_attention =
       c.recompute == RecomputeMode::kSelective && RecomputesAttention(c.recompute, d.stack);
+  wl->dp_overlap_per_chunk = d.stack.dp_overlap_per_chunk;
   wl->tokens_per_step = d.job.TokensPerStep();
   wl->model_flops_per_step = Flops(flops.model);
   wl->hardware_flops_per_step = Flops(flops.hardware);

@@ -95,6 +95,9 @@ struct StepWorkload {
   // recompute=selective re-runs the attention core and the CP collectives in
   // it (attention-only selective); false: op-level SAC keeps its output.
   bool selective_reruns_attention = false;
+  // Megatron-Core's interleaved schedule syncs data-parallel gradients and
+  // parameters chunk by chunk (SoftwareStack::dp_overlap_per_chunk).
+  bool dp_overlap_per_chunk = false;
   std::vector<StageWork> stages;          // pp entries
   int64_t tokens_per_step = 0;
   Flops model_flops_per_step;             // MFU basis, whole job

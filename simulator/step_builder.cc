@@ -108,6 +108,10 @@ class Builder {
                    const std::string& what);
   void CpBlocks(int s, const WorkloadCollective& ring, double attention_s, ActivitySpec spec);
   void Reductions(int s, const UnitPlan& u, int mb);
+  bool PerChunkDp(int s) const;
+  bool ChunkSynced(int s, const WorkloadCollective& c) const { return per_chunk_dp_[s] && !c.every_micro_batch; }
+  void ChunkGathers(int s, int chunk);
+  void ChunkReductions(int s, int chunk);
   void StepEnd(int s);
   ActivitySpec Label(const UnitPlan& u, const std::string& what, int mb, int chunk);
 
@@ -123,6 +127,8 @@ class Builder {
   std::vector<LaneOps> last_dp_;                             // per stage
   std::vector<std::vector<LaneOps>> pending_;                // per stage: the next compute waits for these
   int32_t first_compute_in_pass_ = -1;
+  std::vector<char> per_chunk_dp_;                           // per stage: PerChunkDp
+  std::vector<std::vector<LaneOps>> chunk_gathers_;          // per chunk of the stage being built
   std::vector<int> stream_scratch_;
 
   // Per stage, per pass key: first and last compute op (base) and the send (base, -1 none).
@@ -259,7 +265,7 @@ void Builder::UnitCompute(int s, const UnitPlan& u, bool forward, double total_s
 
 void Builder::Reductions(int s, const UnitPlan& u, int mb) {
   for (const WorkloadCollective* r : u.reduces) {
-    if (!r->every_micro_batch && mb != m_ - 1) continue;
+    if ((!r->every_micro_batch && mb != m_ - 1) || ChunkSynced(s, *r)) continue;
     LaneOps c = AddColl(s, *r, Label(u, "reduce", mb, u.work->chunk));
     DependOnBase(s, last_compute_[s], c);
     DependOnPending(s, c);
@@ -295,7 +301,7 @@ void Builder::ForwardPass(int s, int mb, int chunk) {
   auto issue = [&](int i) {
     const UnitPlan& u = units_[s][order[i]];
     for (const WorkloadCollective* c : u.gathers) {
-      if (!c->every_micro_batch && mb != 0) continue;
+      if ((!c->every_micro_batch && mb != 0) || ChunkSynced(s, *c)) continue;
       LaneOps ops = AddColl(s, *c, Label(u, "gather", mb, chunk));
       DependOnBase(s, last_compute_[s], ops);
       gathered[i] = std::move(ops);
@@ -355,6 +361,58 @@ void Builder::WeightPass(int s, int mb, int chunk) {
   }
 }
 
+// Megatron-Core's per-chunk data-parallel sync (StepWorkload::
+// dp_overlap_per_chunk): the interleaved schedule keeps one gradient and
+// one parameter buffer per model chunk, so each chunk's once-per-step
+// collectives go out on their own (tier A's PerChunkApplies: whole chunks of
+// layers, only once-per-step DP collectives, as ddp and zero1 issue).
+bool Builder::PerChunkDp(int s) const {
+  if (!wl_.dp_overlap_per_chunk || wl_.schedule != PipelineSchedule::kInterleaved || v_ <= 1 || p_ <= 1) {
+    return false;
+  }
+  int layers = 0;
+  for (const UnitPlan& u : units_[s]) {
+    if (u.work->layer_index >= 0) ++layers;
+    if (!u.bwd_gathers.empty()) return false;
+    for (const WorkloadCollective* c : u.gathers) {
+      if (c->every_micro_batch) return false;
+    }
+    for (const WorkloadCollective* c : u.reduces) {
+      if (c->every_micro_batch) return false;
+    }
+  }
+  return layers > 0 && layers % v_ == 0;
+}
+
+// The chunk's parameter all-gathers (param_sync_func), in forward order; its
+// first forward waits for them.
+void Builder::ChunkGathers(int s, int chunk) {
+  for (int i : chunk_units_[s][chunk]) {
+    const UnitPlan& u = units_[s][i];
+    for (const WorkloadCollective* c : u.gathers) {
+      if (!ChunkSynced(s, *c)) continue;
+      LaneOps ops = AddColl(s, *c, Label(u, "gather", 0, chunk));
+      DependOnBase(s, last_compute_[s], ops);
+      chunk_gathers_[chunk].push_back(std::move(ops));
+    }
+  }
+}
+
+// The chunk's gradient reductions (grad_sync_func), in backward order, after
+// the pass that launches them.
+void Builder::ChunkReductions(int s, int chunk) {
+  const std::vector<int>& order = chunk_units_[s][chunk];
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const UnitPlan& u = units_[s][*it];
+    for (const WorkloadCollective* r : u.reduces) {
+      if (!ChunkSynced(s, *r)) continue;
+      LaneOps c = AddColl(s, *r, Label(u, "reduce", m_ - 1, chunk));
+      DependOnBase(s, last_compute_[s], c);
+      DependOnPending(s, c);
+    }
+  }
+}
+
 void Builder::StepEnd(int s) {
   std::vector<const WorkloadCollective*> before, after;
   const UnitPlan* owner = nullptr;
@@ -407,6 +465,8 @@ void Builder::Build() {
       chunk_units_[s][chunk].push_back(static_cast<int>(i));
     }
   }
+  per_chunk_dp_.assign(p_, 0);
+  for (int s = 0; s < p_; ++s) per_chunk_dp_[s] = PerChunkDp(s) ? 1 : 0;
   last_compute_.assign(p_, -1);
   last_dp_.assign(p_, {});
   pending_.assign(p_, {});
@@ -420,12 +480,47 @@ void Builder::Build() {
   for (int s = 0; s < p_; ++s) {
     std::vector<int> pp_streams(lanes(s));
     for (int lane = 0; lane < lanes(s); ++lane) pp_streams[lane] = out_.streams[out_.stages[s].ranks[lane]].pp;
+    // Per-chunk DP sync (megatron/core/pipeline_parallel/schedules.py,
+    // forward_backward_pipelining_with_interleaving; tier A's
+    // PerChunkDeltas): with the stage's forwards and backwards numbered in
+    // order, chunks 0 and 1 gather before the first forward and chunk c >= 2
+    // at forward (chunk c-1's first) − rank; chunk c reduces after backward
+    // (its last) + rank, the cool-down's last at the latest.
+    const bool per_chunk = per_chunk_dp_[s] != 0;
+    std::vector<int> first_fwd(v_, -1), last_bwd(v_, -1);
+    int forwards = 0, backwards = 0;
+    if (per_chunk) {
+      for (const PipelinePass& pass : orders[s]) {
+        if (pass.kind == PassKind::kForward && first_fwd[pass.chunk] < 0) first_fwd[pass.chunk] = forwards;
+        if (pass.kind == PassKind::kForward) ++forwards;
+        if (pass.kind == PassKind::kBackward) last_bwd[pass.chunk] = backwards++;
+      }
+      chunk_gathers_.assign(v_, {});
+    }
+    int fwd_id = 0, bwd_id = 0;
     for (const PipelinePass& pass : orders[s]) {
       first_compute_in_pass_ = -1;
+      if (per_chunk && pass.kind == PassKind::kForward) {
+        for (int c = 0; c < v_; ++c) {
+          const int at = c < 2 ? 0 : std::max(0, first_fwd[c - 1] - s);
+          if (at == fwd_id) ChunkGathers(s, c);
+        }
+        if (fwd_id == first_fwd[pass.chunk]) {
+          for (LaneOps& ops : chunk_gathers_[pass.chunk]) pending_[s].push_back(std::move(ops));
+          chunk_gathers_[pass.chunk].clear();
+        }
+        ++fwd_id;
+      }
       switch (pass.kind) {
         case PassKind::kForward: ForwardPass(s, pass.micro_batch, pass.chunk); break;
         case PassKind::kBackward: BackwardPass(s, pass.micro_batch, pass.chunk, zero_bubble); break;
         case PassKind::kWeightGrad: WeightPass(s, pass.micro_batch, pass.chunk); break;
+      }
+      if (per_chunk && pass.kind == PassKind::kBackward) {
+        for (int c = v_ - 1; c >= 0; --c) {
+          if (std::min(last_bwd[c] + s, backwards - 1) == bwd_id) ChunkReductions(s, c);
+        }
+        ++bwd_id;
       }
       const int key = Key(pass.kind, pass.micro_batch, pass.chunk);
       pass_first_[s][key] = first_compute_in_pass_;

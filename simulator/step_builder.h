@@ -4,8 +4,9 @@
 // compute, blocking TP/SP/EP collectives between compute pieces, CP ring
 // steps overlapped with attention blocks, FSDP AllGathers issued `prefetch`
 // units ahead, zero3 re-gathers in backward, gradient reductions after each
-// unit's backward (per micro-batch or with the last one), pipeline sends,
-// and the step-end collectives and optimizer step.
+// unit's backward (per micro-batch or with the last one; chunk by chunk
+// under Megatron-Core's interleaved per-chunk sync), pipeline sends, and the
+// step-end collectives and optimizer step.
 //
 // A stage runs on one or more lanes: tier B gives each stage one lane (a
 // representative rank), tier C one lane per GPU of the stage. How a
