@@ -1,5 +1,7 @@
 // `parasim profiles list | show NAME | stack NAME`: GPU profiles and cluster
 // presets with sources, and software stacks as stack files to edit and load.
+#include <algorithm>
+
 #include "cli/command.h"
 #include "cli/output/writers.h"
 #include "facade/catalog.h"
@@ -18,16 +20,24 @@ void AppendFlat(const Value& v, const std::string& prefix, Value* flat) {
   }
 }
 
+// The name column: at least `least` wide, and two spaces past the longest
+// name so that a long one never runs into its description.
+int NameWidth(const Value& items, int least) {
+  int width = least;
+  for (const Value& v : items.items()) width = std::max(width, static_cast<int>(v.Find("name")->as_string().size()) + 2);
+  return width;
+}
+
 std::string CatalogText(const Value& c) {
   Table gpus, clusters, stacks;
-  gpus.columns = {{"", 2}, {"", 14, /*left=*/true}, {""}};
+  gpus.columns = {{"", 2}, {"", NameWidth(*c.Find("gpus"), 14), /*left=*/true}, {""}};
   for (const Value& g : c.Find("gpus")->items()) gpus.rows.push_back({"", *g.Find("name"), *g.Find("display_name")});
-  clusters.columns = {{"", 2}, {"", 14, /*left=*/true}, {""}};
+  clusters.columns = {{"", 2}, {"", NameWidth(*c.Find("clusters"), 14), /*left=*/true}, {""}};
   for (const Value& k : c.Find("clusters")->items())
     clusters.rows.push_back({"", *k.Find("name"),
                              std::to_string(k.Find("gpus_per_node")->as_int()) + " x " + k.Find("gpu")->as_string() +
                                  " per node"});
-  stacks.columns = {{"", 2}, {"", 18, /*left=*/true}, {""}};
+  stacks.columns = {{"", 2}, {"", NameWidth(*c.Find("stacks"), 18), /*left=*/true}, {""}};
   for (const Value& s : c.Find("stacks")->items())
     stacks.rows.push_back({"", *s.Find("name"), *s.Find("description")});
   gpus.header = clusters.header = stacks.header = false;   // each section has its title instead
@@ -42,7 +52,7 @@ const CommandRegistration kProfiles{
       auto name = std::make_shared<std::string>();
       auto nodes = std::make_shared<int>(0);
       cmd.require_subcommand(1);
-      CLI::App* list = cmd.add_subcommand("list", "List GPU profiles and cluster presets");
+      CLI::App* list = cmd.add_subcommand("list", "List GPU profiles, cluster presets and software stacks");
       CLI::App* show = cmd.add_subcommand("show", "Show a GPU profile or a cluster preset (name or YAML file)");
       show->add_option("name", *name, "Profile or cluster name, or a YAML file")->required();
       show->add_option("--nodes", *nodes, "Node count for a cluster (default: the preset's)");

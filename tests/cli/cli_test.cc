@@ -204,4 +204,7 @@ TEST_CASE("cli: profiles list names the software stacks", "[cli][stack]") {
   const Run r = Parasim("profiles list");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Contains("Software stacks") && Contains("megatron-lm-2021"));
+  // The longest names (a cluster and two stacks) keep two spaces before their description.
+  for (const char* name : {"consumer-rtx3090  ", "megatron-deepspeed  ", "pytorch-fsdp2-eager  "})
+    CHECK_THAT(r.out, Contains(name));
 }
