@@ -293,9 +293,8 @@ GroupPath PipelineEndsPath(const GroupPath& pp) {
   p.groups_sharing_node = pp.groups_sharing_node * k;
   p.single_rail = k == 1 && pp.single_rail;
   p.inter_bandwidth = pp.inter_bandwidth / static_cast<double>(k);
-  p.ring_bandwidth = p.inter_bandwidth;
-  if (p.bottleneck_class == LinkClass::kNvLink || (k > 1 && pp.ring_bandwidth < pp.inter_bandwidth))
-    p.bottleneck_class = LinkClass::kNic;
+  p.ring_bandwidth = p.inter_bandwidth;   // one member per node: no NVLink leg
+  if (pp.ring_bandwidth < pp.inter_bandwidth) p.bottleneck_class = LinkClass::kNic;
   return p;
 }
 
