@@ -116,6 +116,18 @@ std::vector<WorkloadCollective> ShardingCollectives(const ParallelConfig& c, con
   return out;
 }
 
+bool TiedEmbeddingCollective(const ParallelConfig& c, const SoftwareStack& s, double params, WorkloadCollective* out) {
+  if (c.pp <= 1 || s.tied_grad_bytes <= 0 || params <= 0) return false;
+  // Megatron-Core finalize_model_grads: finish_grad_sync (dp), then
+  // _allreduce_word_embedding_grads over the embedding group {first, last
+  // stage}; DeepSpeed's ReduceTiedGrads and nanotron's
+  // sync_tied_weights_gradients reduce the same pair (DECISIONS.md).
+  const SubGroup pair = c.pp > 2 && c.pp % 2 == 0 ? SubGroup{2, c.pp / 2} : SubGroup{};
+  *out = Make(CollectiveOp::kAllReduce, params * s.tied_grad_bytes, ParallelDim::kPp, CommPhase::kStepEnd, true,
+              "pp_tied_embedding", 1, false, pair);
+  return true;
+}
+
 CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const CommPlanInputs& in) {
   CommPlan plan;
   auto& L = plan.layer;

@@ -50,6 +50,18 @@ CommPlan BuildCommPlan(const ParallelConfig& config, const SoftwareStack& stack,
 std::vector<WorkloadCollective> ShardingCollectives(const ParallelConfig& config, const SoftwareStack& stack,
                                                     double params, int num_micro_batches, const char* what);
 
+// The tied word embedding's gradient all-reduce between the first and last
+// pipeline stage (a model whose input embedding and LM head share a weight,
+// pp > 1: each end stage holds a copy of the V·h/tp shard `params`). Blocking,
+// once per step after the data-parallel sync, in stack.tied_grad_bytes per
+// element; false when the stack runs none (tied_grad_bytes = 0) or pp = 1.
+// The group is two members of the pp group, the first and the last: `sub`
+// names the whole group at pp = 2, and at other even pp the two-member
+// sub-group {0, pp/2} that stands in for it where a group must tile (the
+// evaluator times the first-last pair itself, evaluator_comm.cc).
+bool TiedEmbeddingCollective(const ParallelConfig& config, const SoftwareStack& stack, double params,
+                             WorkloadCollective* out);
+
 // The data-parallel group of dense weights spans dp·cp ranks (context-parallel
 // ranks hold the same weights and reduce their gradients together, as in
 // Megatron-Core and torchtitan). Returns the config whose dp group is that

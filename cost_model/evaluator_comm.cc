@@ -186,6 +186,7 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
       break;
     case CommPhase::kStepEnd:
       u.step_end += total;
+      u.step_end_dim[DimIndex(dim)] += total;
       break;
   }
   if (phase == CommPhase::kForwardPrefetch || phase == CommPhase::kBackwardPrefetch ||
@@ -273,6 +274,58 @@ void AddVocabParallelCollectives(const ParallelConfig& c, double activation_byte
   }
 }
 
+// The first and last member of a pp group (the tied embedding's group),
+// from the whole group's placed path. Groups are placed regularly, so the
+// pair crosses a node boundary exactly when the group does; across nodes it
+// has one member per node, which carries its own share of the node's NICs
+// (the group's k members per node carried k shares), and its one hop is the
+// ring's closing hop, last stage to first, the group's widest.
+GroupPath PipelineEndsPath(const GroupPath& pp) {
+  GroupPath p = pp;
+  p.ranks = 2;
+  if (!pp.crosses_nodes) {
+    p.nodes = 1;
+    p.ranks_per_node = 2;
+    return p;
+  }
+  const int k = std::max(1, pp.ranks_per_node);
+  p.nodes = 2;
+  p.ranks_per_node = 1;
+  p.groups_sharing_node = pp.groups_sharing_node * k;
+  p.single_rail = k == 1 && pp.single_rail;
+  p.inter_bandwidth = pp.inter_bandwidth / static_cast<double>(k);
+  p.ring_bandwidth = p.inter_bandwidth;   // one member per node: no NVLink leg
+  if (pp.ring_bandwidth < pp.inter_bandwidth) p.bottleneck_class = LinkClass::kNic;
+  return p;
+}
+
+// The tied embedding's gradient all-reduce (comm_plan.h) on the first stage's
+// embedding and the last stage's LM head: each end stage waits for it.
+template <int N>
+void AddTiedEmbedding(const EvaluatorData& d, const ParallelConfig& c, const Units& u, PathCache& paths,
+                      TimedList<N>& emb, TimedList<N>& head, CommRecord* rec) {
+  WorkloadCollective w;
+  if (!d.model.tied_embeddings || !TiedEmbeddingCollective(c, d.stack, u.emb.params, &w)) return;
+  const double t = EstimateCollective(w.op, w.size, PipelineEndsPath(paths.Get(ParallelDim::kPp, {})), d.features)
+                       .time.si();
+  const TimedCollective tc{t,
+                           w.size.si() * BusBandwidthFactor(w.op, 2),
+                           w.count,
+                           static_cast<uint8_t>(w.dim),
+                           static_cast<uint8_t>(w.phase),
+                           w.every_micro_batch,
+                           w.blocking,
+                           static_cast<uint8_t>(w.op)};
+  for (TimedList<N>* list : {&emb, &head}) {
+    PARASIM_CHECK(list->n < static_cast<int>(list->items.size()), "too many collectives in one unit");
+    list->items[list->n++] = tc;
+  }
+  if (!rec) return;
+  w.duration = Seconds(t);
+  rec->emb.push_back(w);
+  rec->head.push_back(w);
+}
+
 // A layer kind the model has with a dense (moe = false) or an MoE MLP.
 int KindWithMlp(const EvaluatorData& d, bool moe) {
   for (int k = 0; k < kNumLayerKinds; ++k) {
@@ -332,6 +385,7 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   TimedList<12> emb_timed, head_timed;
   TimeList(emb_list, paths, d.features, emb_timed, rec ? &rec->emb : nullptr);
   TimeList(head_list, paths, d.features, head_timed, rec ? &rec->head : nullptr);
+  AddTiedEmbedding(d, c, u, paths, emb_timed, head_timed, rec);
   out.emb = FoldComm(emb_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone, false, 1.0);
   out.head = FoldComm(head_timed, 0, 0, c.CpRingSize(), RecomputeMode::kNone, false, 1.0);
   if (rec) rec->pp_send = plan.pp_send;

@@ -26,6 +26,7 @@ struct UnitComm {
   double bwd_gather_mb = 0;                       // zero3 re-gather
   double reduce_mb = 0, reduce_step = 0;          // gradient reductions
   double step_end = 0;                            // blocking, after the last micro-batch
+  std::array<double, kNumDims> step_end_dim{};    // of which by dimension (all of it exposed)
   // Gathers and reductions that run beside compute: bus bytes and time (all
   // issues), whose ratio is the HBM traffic NCCL adds to the compute's.
   double overlap_bus_bytes = 0, overlap_time = 0;

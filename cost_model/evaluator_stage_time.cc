@@ -47,7 +47,7 @@ struct StageUnits {
   double blocking_mb = 0;
   double tp_hidden_mb = 0;   // TP time hidden under GEMMs (stack.tp_comm_overlap)
   double cp_slowed_mb = 0;   // attention blocks' extra time beside the CP ring's steps
-  std::array<double, kNumDims> dim_mb{}, dim_step{};
+  std::array<double, kNumDims> dim_mb{}, dim_step{}, step_end_dim{};
   double gather_step = 0, reduce_step = 0, step_end = 0;
 
   void Add(const UnitCost& uc, const UnitComm& cm, int copies, OverlapUnit& f_unit, OverlapUnit& b_unit) {
@@ -67,6 +67,7 @@ struct StageUnits {
     for (int k = 0; k < kNumDims; ++k) {
       dim_mb[k] += copies * cm.dim_total_mb[k];
       dim_step[k] += copies * cm.dim_total_step[k];
+      step_end_dim[k] += copies * cm.step_end_dim[k];
     }
     gather_step += copies * cm.gather_step;
     reduce_step += copies * cm.reduce_step;
@@ -106,6 +107,7 @@ void AddScaledComm(UnitComm& into, const UnitComm& c, double w) {
   for (int k = 0; k < kNumDims; ++k) {
     into.dim_total_mb[k] += w * c.dim_total_mb[k];
     into.dim_total_step[k] += w * c.dim_total_step[k];
+    into.step_end_dim[k] += w * c.step_end_dim[k];
   }
 }
 
@@ -287,7 +289,12 @@ StepDeltas PerChunkDeltas(const StageUnits& su, const TimedComm& comm, const Uni
 void DimensionTotals(const StageUnits& su, const StagePhases& p, const StepDeltas& once, const UnitComm& layer_comm,
                      int m, int layers, double p2p_mb, double p2p_exposed_mb, bool cp_blocking, bool cp_mixed,
                      StageResult& st) {
-  const double fsdp_exposed = m * (p.f_mid.exposed + p.b_mid.exposed) + once.f.exposed + once.b.exposed + su.step_end;
+  // The gathers and reductions are data-parallel; of the blocking step-end
+  // collectives, each dimension is exposed its own (the tied embedding's
+  // all-reduce is pp's, the rest dp's).
+  const double pp_step_end = su.step_end_dim[DimIndex(ParallelDim::kPp)];
+  const double fsdp_exposed =
+      m * (p.f_mid.exposed + p.b_mid.exposed) + once.f.exposed + once.b.exposed + su.step_end - pp_step_end;
   for (int k = 0; k < kNumDims; ++k) st.dim_total[k] = m * su.dim_mb[k] + su.dim_step[k];
   st.dim_total[DimIndex(ParallelDim::kPp)] += m * p2p_mb;
   st.dim_exposed[DimIndex(ParallelDim::kDp)] = fsdp_exposed;
@@ -303,7 +310,7 @@ void DimensionTotals(const StageUnits& su, const StagePhases& p, const StepDelta
         m * (layer_comm.cp_total - layer_comm.cp_exposed_fwd - layer_comm.cp_exposed_bwd) * layers;
     st.dim_exposed[DimIndex(ParallelDim::kCp)] = std::max(0.0, st.dim_total[DimIndex(ParallelDim::kCp)] - ring_hidden);
   }
-  st.dim_exposed[DimIndex(ParallelDim::kPp)] = m * p2p_exposed_mb;
+  st.dim_exposed[DimIndex(ParallelDim::kPp)] = m * p2p_exposed_mb + pp_step_end;
   st.comm = 0;
   for (int k = 0; k < kNumDims; ++k) st.comm += st.dim_total[k];
 }

@@ -396,6 +396,10 @@ SoftwareStack MegatronCore() {
   s.compute_param_bytes = 2;
   s.comm_grad_bytes = 4;
   s.comm_param_bytes = 2;
+  // Tied embedding at pp > 1: finalize_model_grads.py
+  // _allreduce_word_embedding_grads all-reduces the weight's main_grad (the
+  // fp32 DDP grad buffer) over the embedding group {first, last stage}.
+  s.tied_grad_bytes = 4;
   s.separate_compute_copy = false;
   // Transformer Engine fuses norm into the following GEMM's prologue (LayerNormLinear),
   // rotary and SwiGLU into single kernels, bias-dropout-add into one.
@@ -617,6 +621,10 @@ SoftwareStack MegatronLm2021() {
   // main_grad, 10 B, and reduce in fp32: not separated here.)
   s.grad_fold_passes = 6.0 / 4.0 * kEagerMemoryBoundMeasured;
   s.comm_grad_bytes = 2;
+  // megatron/training.py train_step all-reduces the tied word embedding's
+  // main_grad (local DDP) or .grad (torch DDP) over the embedding group: the
+  // same fp16 gradients.
+  s.tied_grad_bytes = 2;
   s.overlap_param_gather = false;
   // Loss: vocab_parallel_cross_entropy(output.float()) on the fp16/bf16 head
   // output, which the caller still references (2 B) beside the fp32 copy (4 B).
@@ -700,6 +708,7 @@ SoftwareStack MegatronLm2022() {
   // wgrad_gemm_accum_fp32): no separate pass; gradients all-reduced in fp32.
   s.grad_fold_passes = 0;
   s.comm_grad_bytes = 4;
+  s.tied_grad_bytes = 4;   // the tied embedding's main_grad in that fp32 buffer
   return s;
 }
 
@@ -773,6 +782,12 @@ SoftwareStack MegatronDeepSpeed() {
   // ran; v0.5.0 of MT-NLG's time all-reduces the fp16 .grad unless
   // allreduce_always_fp32): 2 bytes on the wire either way.
   s.comm_grad_bytes = 2;
+  // ReduceTiedGrads (runtime/pipe/engine.py _exec_reduce_tied_grads ->
+  // PipelineModule.allreduce_tied_weight_gradients) all-reduces a tied
+  // weight's gradient over its tie group, the stages that hold it: under
+  // bf16 the BF16_Optimizer's fp32 _hp_grad (4 B), under fp16 the fp16
+  // .grad (megatron-deepspeed-fp16.yaml: 2 B).
+  s.tied_grad_bytes = 4;
   // bf16 runs reduce through _bf16_reduce_grads (runtime/pipe/engine.py
   // l.250-267 at 56c52238): buffered_allreduce_fallback over
   // BF16_Optimizer.get_grads_for_reduction(), its whole flat fp32 gradient,

@@ -46,6 +46,10 @@ struct SoftwareStack {
   double compute_param_bytes = 2;      // bf16 working / gathered copy
   double comm_grad_bytes = 2;          // bytes per gradient element on the wire (reduce dtype)
   double comm_param_bytes = 2;         // bytes per parameter element gathered
+  // Bytes per element of the tied word embedding's gradient all-reduced
+  // between the first and last pipeline stage (the buffer the engine keeps
+  // it in); 0: the stack runs no such reduction (it cannot tie across stages).
+  double tied_grad_bytes = 0;
 
   // Activation and logits extras.
   double logits_bytes_per_element = 14;  // logits kept for the loss backward, per vocab element

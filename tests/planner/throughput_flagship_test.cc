@@ -39,9 +39,11 @@ namespace {
 using Row = std::map<std::string, std::string>;
 
 // The two A100-era models without a parasim preset, as their sources give
-// them: Megatron GPT (GELU 4h MLP, LayerNorm). The last pipeline stage holds
-// its own copy of the word embeddings as the LM head, so untied is what a
-// pp > 1 run stores and computes.
+// them: Megatron GPT (GELU 4h MLP, LayerNorm). All of them tie the word
+// embeddings to the LM head (Megatron's GPT model and BLOOM share the
+// weight); at pp > 1 the last stage holds its own copy, which parasim counts,
+// and the two copies' gradients are all-reduced between the first and last
+// stage every step (stack.tied_grad_bytes).
 ModelSpec FlagshipModel(const std::string& name) {
   ModelSpec m;
   m.name = name;
@@ -82,6 +84,7 @@ ModelSpec FlagshipModel(const std::string& name) {
   }
   m.num_kv_heads = m.num_attention_heads;
   m.ffn_hidden_size = 4 * m.hidden_size;
+  m.tied_embeddings = true;
   return m;
 }
 

@@ -44,7 +44,9 @@ constexpr double kA100PeakFlops = 312e12;
 
 // The paper's Megatron GPT: GELU 4h MLP, LayerNorm, learned positions, the
 // padded GPT-2 vocabulary. The word embeddings double as the LM head; with
-// pp > 1 the last stage keeps its own copy (untied storage).
+// pp > 1 the last stage keeps its own copy (parasim counts both copies of a
+// tied model there) and the two copies' gradients are all-reduced between
+// the first and last stage every step.
 ModelSpec KorthikantiModel(const Row& r) {
   ModelSpec m;
   m.name = r.at("model");
@@ -59,7 +61,7 @@ ModelSpec KorthikantiModel(const Row& r) {
   m.ffn_hidden_size = 4 * m.hidden_size;
   m.vocab_size = std::stoi(r.at("vocab"));
   m.max_position_embeddings = std::stoi(r.at("seq_len"));
-  m.tied_embeddings = std::stoi(r.at("pp")) == 1;
+  m.tied_embeddings = true;
   return m;
 }
 
