@@ -45,3 +45,23 @@ TEST_CASE("golden cases cover feasible, memory-infeasible and malformed configs"
   CHECK(memory >= 2);
   CHECK(malformed >= 3);
 }
+
+TEST_CASE("golden cases: no dimension is exposed beyond what it sends, and exposure adds up", "[golden]") {
+  // Conservation over every stack, sharding and schedule the golden cases
+  // cover: each dimension's exposed time lies in [0, its total], and the
+  // dimensions' exposure is the report's exposed communication.
+  for (const GoldenCase& g : GoldenCases()) {
+    const AnalyticalEvaluator ev(GoldenModel(g, PARASIM_SOURCE_DIR), GoldenCluster(g), GoldenJob(g));
+    const Report r = ev.Evaluate(ParseParallelConfig(g.config));
+    if (!r.feasible && r.step_time.si() <= 0) continue;   // malformed: nothing timed
+    INFO(GoldenCaseName(g));
+    double exposed = 0;
+    for (const auto& d : r.by_dimension) {
+      INFO(d.name);
+      CHECK(d.exposed.si() >= 0);
+      CHECK(d.exposed.si() <= d.total.si() * (1 + 1e-12) + 1e-15);
+      exposed += d.exposed.si();
+    }
+    CHECK(exposed == Approx(r.exposed_comm.si()).epsilon(1e-9).margin(1e-12));
+  }
+}
