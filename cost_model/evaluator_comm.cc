@@ -108,6 +108,19 @@ struct TimedCollective {
   bool blocking = true;  // false: runs beside compute (the CP ring's steps, the column-parallel backward's)
   uint8_t op = 0;        // CollectiveOp
 };
+
+// `c` taking `t` seconds per issue over a group of `ranks`.
+TimedCollective Timed(const WorkloadCollective& c, double t, int ranks) {
+  return TimedCollective{t,
+                         c.size.si() * BusBandwidthFactor(c.op, ranks),
+                         c.count,
+                         static_cast<uint8_t>(c.dim),
+                         static_cast<uint8_t>(c.phase),
+                         c.every_micro_batch,
+                         c.blocking,
+                         static_cast<uint8_t>(c.op)};
+}
+
 template <int N>
 struct TimedList {
   std::array<TimedCollective, N> items{};
@@ -238,15 +251,7 @@ void TimeList(const std::vector<WorkloadCollective>& list, PathCache& paths, con
       record->push_back(c);
       record->back().duration = Seconds(t);
     }
-    const double bus = c.size.si() * BusBandwidthFactor(c.op, paths.Get(c.dim, c.sub).ranks);
-    out.items[out.n++] = TimedCollective{t,
-                                         bus,
-                                         c.count,
-                                         static_cast<uint8_t>(c.dim),
-                                         static_cast<uint8_t>(c.phase),
-                                         c.every_micro_batch,
-                                         c.blocking,
-                                         static_cast<uint8_t>(c.op)};
+    out.items[out.n++] = Timed(c, t, paths.Get(c.dim, c.sub).ranks);
   }
 }
 
@@ -308,14 +313,7 @@ void AddTiedEmbedding(const EvaluatorData& d, const ParallelConfig& c, const Uni
   if (!d.model.tied_embeddings || !TiedEmbeddingCollective(c, d.stack, u.emb.params, &w)) return;
   const double t = EstimateCollective(w.op, w.size, PipelineEndsPath(paths.Get(ParallelDim::kPp, {})), d.features)
                        .time.si();
-  const TimedCollective tc{t,
-                           w.size.si() * BusBandwidthFactor(w.op, 2),
-                           w.count,
-                           static_cast<uint8_t>(w.dim),
-                           static_cast<uint8_t>(w.phase),
-                           w.every_micro_batch,
-                           w.blocking,
-                           static_cast<uint8_t>(w.op)};
+  const TimedCollective tc = Timed(w, t, 2);   // the first-last pair
   for (TimedList<N>* list : {&emb, &head}) {
     PARASIM_CHECK(list->n < static_cast<int>(list->items.size()), "too many collectives in one unit");
     list->items[list->n++] = tc;

@@ -11,6 +11,7 @@
 #include "calibrate/calibration.h"
 #include "core/error.h"
 #include "core/loaders.h"
+#include "fp8_sweep_samples.h"
 #include "test_profiles.h"
 
 using Catch::Matchers::Contains;
@@ -21,30 +22,6 @@ using namespace parasim::calibrate;
 namespace {
 
 std::string FixtureDir() { return std::string(PARASIM_SOURCE_DIR) + "/tests/data/calibration/synthetic-fp8"; }
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / name;
-  std::ofstream(p) << text;
-  return p.string();
-}
-
-// Compute-bound Llama-like shapes (min dim ≥ 4096: far above the HBM roofline at the fp8 peak).
-std::vector<GemmSample> Fp8Shapes() {
-  std::vector<GemmSample> out;
-  const int64_t shapes[][3] = {{8192, 12288, 4096}, {8192, 4096, 12288}, {12288, 4096, 8192},
-                               {8192, 8192, 8192},  {16384, 11008, 4096}, {8192, 4096, 11008}};
-  for (const auto& s : shapes) {
-    GemmSample g;
-    g.model = "llama2-7b";
-    g.pass = "fwd";
-    g.dtype = "fp8";
-    g.m = s[0];
-    g.n = s[1];
-    g.k = s[2];
-    out.push_back(g);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -69,7 +46,7 @@ TEST_CASE("calibrate: the FP8 sweep's rows carry their dtype", "[calibrate][fp8]
   CHECK(d.date == "2026-11-27");
 
   // A bf16 file of before the FP8 mode (no "dtype" anywhere) reads as bf16.
-  const std::string old = WriteTemp(
+  const std::string old = testing::WriteTempFile(
       "parasim-fp8-old.json",
       R"({"benchmark": "gemm_sweep", "timestamp_utc": "t", "device": {"name": "d"},
           "results": [{"model": "", "layer": "square", "pass": "square", "tokens": 0, "tp": 1,
@@ -79,7 +56,7 @@ TEST_CASE("calibrate: the FP8 sweep's rows carry their dtype", "[calibrate][fp8]
 }
 
 TEST_CASE("calibrate: an unknown GEMM dtype names the file and the row", "[calibrate][fp8]") {
-  const std::string p = WriteTemp(
+  const std::string p = testing::WriteTempFile(
       "parasim-fp8-bad.json",
       R"({"benchmark": "gemm_sweep", "timestamp_utc": "t", "device": {"name": "d"}, "dtype": "fp8",
           "results": [{"model": "", "layer": "square", "pass": "square", "dtype": "fp6", "tokens": 0, "tp": 1,
@@ -92,7 +69,7 @@ TEST_CASE("calibrate: an unknown GEMM dtype names the file and the row", "[calib
 
 TEST_CASE("calibrate: FP8 efficiency is against the fp8 peak; the fit's closed form", "[calibrate][fp8]") {
   const GpuProfile gpu = testing::HandH100();
-  std::vector<GemmSample> rows = Fp8Shapes();
+  std::vector<GemmSample> rows = testing::Fp8Samples();
   // Measured η: FLOP / (time × fp8 peak), not the bf16 peak.
   GemmSample one = rows[0];
   one.time = Seconds(one.Flop() / (0.5 * gpu.fp8_dense.si()));
@@ -136,7 +113,7 @@ TEST_CASE("calibrate: efficiency.gemm_max_fp8 is fitted, written and read back",
   GemmSweep fp8;
   fp8.file = "dir/gemm_sweep_fp8_sustained.json";
   fp8.dtype = "fp8";
-  fp8.samples = Fp8Shapes();
+  fp8.samples = testing::Fp8Samples();
   for (auto& r : fp8.samples) r.time = Seconds(ModelGemmSeconds(base, 0.6, r));
   data.gemm_fp8_sustained = fp8;
   const CalibrationFits f = FitMicrobench(data, base);
@@ -154,12 +131,12 @@ TEST_CASE("calibrate: bf16 fits ignore FP8 rows in the same file", "[calibrate][
   const GpuProfile base = testing::HandH100();
   GemmSweep mixed;
   mixed.file = "dir/gemm_sweep_sustained.json";
-  std::vector<GemmSample> bf16 = Fp8Shapes();
+  std::vector<GemmSample> bf16 = testing::Fp8Samples();
   for (auto& r : bf16) {
     r.dtype = "bf16";
     r.time = Seconds(ModelGemmSeconds(base, 0.7, r));
   }
-  std::vector<GemmSample> fp8 = Fp8Shapes();
+  std::vector<GemmSample> fp8 = testing::Fp8Samples();
   for (auto& r : fp8) r.time = Seconds(ModelGemmSeconds(base, 0.3, r));   // would drag a mixed fit down
   mixed.samples = bf16;
   mixed.samples.insert(mixed.samples.end(), fp8.begin(), fp8.end());

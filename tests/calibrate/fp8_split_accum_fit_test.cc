@@ -10,6 +10,7 @@
 
 #include "calibrate/calibration.h"
 #include "core/error.h"
+#include "fp8_sweep_samples.h"
 #include "test_profiles.h"
 
 using Catch::Matchers::Contains;
@@ -19,31 +20,6 @@ using namespace parasim::calibrate;
 
 namespace {
 
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / name;
-  std::ofstream(p) << text;
-  return p.string();
-}
-
-// Compute-bound Llama-like shapes (min dim ≥ 4096), one pass and accumulator for all.
-std::vector<GemmSample> Shapes(const std::string& pass, bool fast) {
-  std::vector<GemmSample> out;
-  const int64_t shapes[][3] = {{8192, 12288, 4096}, {8192, 4096, 12288}, {12288, 4096, 8192},
-                               {8192, 8192, 8192},  {16384, 11008, 4096}, {8192, 4096, 11008}};
-  for (const auto& s : shapes) {
-    GemmSample g;
-    g.model = "llama2-7b";
-    g.pass = pass;
-    g.dtype = "fp8";
-    g.fast_accumulate = fast;
-    g.m = s[0];
-    g.n = s[1];
-    g.k = s[2];
-    out.push_back(g);
-  }
-  return out;
-}
-
 // A sustained FP8 sweep: fast rows at gemm_max_fp8 `g`, and (split_rate > 0)
 // the same shapes as dgrad rows with the split accumulator, their compute
 // `split_rate` as fast.
@@ -51,10 +27,10 @@ MicrobenchData Sweep(const GpuProfile& gpu, double g, double split_rate) {
   GemmSweep sweep;
   sweep.file = "dir/gemm_sweep_fp8_sustained.json";
   sweep.dtype = "fp8";
-  sweep.samples = Shapes("fwd", true);
+  sweep.samples = testing::Fp8Samples("fwd", true);
   for (auto& r : sweep.samples) r.time = Seconds(ModelGemmSeconds(gpu, g, r));
   if (split_rate > 0)
-    for (GemmSample r : Shapes("dgrad", false)) {
+    for (GemmSample r : testing::Fp8Samples("dgrad", false)) {
       r.time = Seconds(ModelGemmSeconds(gpu, g, r) / split_rate);   // compute-bound: time ∝ 1/rate
       sweep.samples.push_back(r);
     }
@@ -81,13 +57,13 @@ TEST_CASE("calibrate: gemm_sweep rows carry fast_accumulate; without the column 
 
   const std::string row = R"({"model": "", "layer": "square", "pass": "square", "tokens": 0, "tp": 1,
                               "m": 8, "n": 8, "k": 8, "time_s": 1e-6)";
-  const std::string old = WriteTemp("parasim-split-old.json",
+  const std::string old = testing::WriteTempFile("parasim-split-old.json",
                                     R"({"benchmark": "gemm_sweep", "timestamp_utc": "t", "device": {"name": "d"},
                                         "dtype": "fp8", "results": [)" + row + "}]}");
   CHECK(LoadGemmSweep(old).samples.at(0).fast_accumulate);
   std::filesystem::remove(old);
 
-  const std::string bad = WriteTemp("parasim-split-bad.json",
+  const std::string bad = testing::WriteTempFile("parasim-split-bad.json",
                                     R"({"benchmark": "gemm_sweep", "timestamp_utc": "t", "device": {"name": "d"},
                                         "dtype": "fp8", "results": [)" + row + R"(, "fast_accumulate": 1}]})");
   CHECK_THROWS_AS(LoadGemmSweep(bad), InvalidInput);
@@ -134,7 +110,7 @@ TEST_CASE("calibrate: a sweep made from gemm_max_fp8 and a split rate gives both
   MicrobenchData spread = Sweep(base, 0.6, 0);
   const double per_row[] = {0.80, 0.90, 0.85, 0.75, 0.95, 0.88};
   double log_sum = 0;
-  std::vector<GemmSample> split = Shapes("wgrad", false);
+  std::vector<GemmSample> split = testing::Fp8Samples("wgrad", false);
   for (size_t i = 0; i < split.size(); ++i) {
     split[i].time = Seconds(ModelGemmSeconds(base, 0.6, split[i]) / per_row[i]);
     log_sum += std::log(per_row[i]);
