@@ -43,6 +43,7 @@ PlanOutput RunPlanCommand(const PlanRequest& f, ReportFormat format, const PlanP
   }
 
   planner::PlanExtras extras;
+  extras.stack = evaluator.stack().name;
   if (f.explain) {
     const Report* runner_up = result.plans.size() > 1 ? &result.plans[1] : nullptr;
     const Report* baseline = result.baseline ? &*result.baseline : nullptr;

@@ -56,7 +56,9 @@ std::string PlanToTable(const PlanResult& r, const PlanExtras& extras) {
   std::string out = StrCat("objective: ", ToString(r.objective.objective), " (", ObjectiveUnit(r.objective.objective, r.objective.tokens),
                            ")  gpus: ", r.gpus, "  space: ", r.space_size, "  searched: ", r.searched, "  scored: ", r.scored,
                            "  feasible: ", r.feasible, "  ranked by: ",
-                           r.plans.empty() ? "analytical" : ToString(r.plans.front().fidelity), "\n");
+                           r.plans.empty() ? "analytical" : ToString(r.plans.front().fidelity),
+                           // The stack changes every prediction, and --emit alone picks one: say which.
+                           extras.stack.empty() ? "" : StrCat("  stack: ", extras.stack), "\n");
   if (!r.cut_by.empty()) out += StrCat("search cut by ", r.cut_by, ": the best of what was scored\n");
   if (!r.rejected.empty()) {
     out += "rejected:";

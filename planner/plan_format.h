@@ -14,6 +14,7 @@ namespace parasim::planner {
 struct PlanExtras {
   std::vector<std::string> explanation;   // empty: not asked
   const LaunchFlags* launch = nullptr;    // null: not asked
+  std::string stack;                      // the software stack planned for; empty: not shown
 };
 
 std::string PlanToTable(const PlanResult& result, const PlanExtras& extras = {});

@@ -88,6 +88,10 @@ TEST_CASE("cli: --emit without --stack plans for that framework's current stack"
   REQUIRE(fsdp2.code == 0);
   CHECK(StackOf(fsdp2.out) == "pytorch-fsdp2");
   CHECK_THAT(fsdp2.out, Contains("plain PyTorch FSDP loop"));
+  // The table's first line names the stack too, since --emit alone changes it.
+  const auto table = Parasim(kPlan + "--model llama3-8b --emit torchtitan");
+  REQUIRE(table.code == 0);
+  CHECK_THAT(table.out.substr(0, table.out.find('\n')), Contains("stack: torchtitan"));
 }
 
 TEST_CASE("cli: a stack and an emitter of different frameworks exit 2 naming both", "[cli][launch]") {
