@@ -144,6 +144,23 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
   std::optional<Layout> layout;  // set by a table header; rows follow
   bool in_table = false;
   bool table_since_ranks = false;
+  // A new table takes what the log has said so far (ranks, version, hosts, NCCL_ALGO/PROTO).
+  auto open_table = [&](const Layout& l) {
+    layout = l;
+    in_table = true;
+    NcclTestsTable t;
+    t.file = file;
+    t.collective = pending_collective.empty() ? CollectiveFromFileName(file) : pending_collective;
+    t.ranks = ranks;
+    t.nccl_version = version;
+    t.hosts = hosts;
+    t.max_rank = max_rank;
+    t.max_device = max_device;
+    t.nccl_algo = algo;
+    t.nccl_proto = proto;
+    tables.push_back(std::move(t));
+    table_since_ranks = true;
+  };
 
   std::istringstream in{std::string(text)};
   std::string line;
@@ -186,20 +203,7 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
         l.has_root = false;
         for (const auto& h : htok)
           if (h == "root") l.has_root = true;
-        layout = l;
-        in_table = true;
-        NcclTestsTable t;
-        t.file = file;
-        t.collective = pending_collective.empty() ? CollectiveFromFileName(file) : pending_collective;
-        t.ranks = ranks;
-        t.nccl_version = version;
-        t.hosts = hosts;
-        t.max_rank = max_rank;
-        t.max_device = max_device;
-        t.nccl_algo = algo;
-        t.nccl_proto = proto;
-        tables.push_back(std::move(t));
-        table_since_ranks = true;
+        open_table(l);
       }
       if (line.find("Out of bounds values") != std::string::npos ||
           line.find("Avg bus bandwidth") != std::string::npos) {
@@ -213,20 +217,7 @@ std::vector<NcclTestsTable> ParseNcclTestsLog(std::string_view text, const std::
       if (tok.size() != 13 && tok.size() != 12) continue;
       Layout l;
       l.has_root = tok.size() == 13;
-      layout = l;
-      in_table = true;
-      NcclTestsTable t;
-      t.file = file;
-      t.collective = pending_collective.empty() ? CollectiveFromFileName(file) : pending_collective;
-      t.ranks = ranks;
-      t.nccl_version = version;
-      t.hosts = hosts;
-      t.max_rank = max_rank;
-      t.max_device = max_device;
-      t.nccl_algo = algo;
-      t.nccl_proto = proto;
-      tables.push_back(std::move(t));
-      table_since_ranks = true;
+      open_table(l);
     }
     const Layout l = *layout;
     auto bad = [&](const std::string& why) {
