@@ -402,6 +402,8 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.per_mb = p.f_mid.time + p.b_mid.time + p2p_exposed_mb + p2p_slowed_mb + host_mb;
   st.fwd_mb = p.f_mid.time;
   st.bwd_mb = p.b_mid.time;
+  st.ends_fwd_mb = (first ? su.fwd.first.compute : 0.0) + (last ? su.fwd.last.compute : 0.0);
+  st.ends_bwd_mb = (first ? su.bwd.first.compute : 0.0) + (last ? su.bwd.last.compute : 0.0);
   st.p2p_hidden_mb = p2p_mb - p2p_exposed_mb;
   st.extra = once.f.time + once.b.time + su.step_end + st.optimizer;
   st.kernels = su.kernels_mb.Scaled(m);
@@ -507,22 +509,25 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
 namespace {
 
 // The pipeline's middle micro-batches with unequal chunks: chunk c of stage
-// s takes its layers' share of the stage's forward and backward (the
-// embedding and LM head spread as with equal chunks) and an equal share of
-// the stage's per-micro-batch rest (p2p, host), as one pass of 2·v.
+// s takes its layers' share of the stage's passes, the embedding (chunk 0
+// of the first stage) and LM head (chunk v − 1 of the last) where they sit,
+// and an equal share of the stage's per-micro-batch rest (p2p, host), as one
+// pass of 2·v.
 double SplitChunkPipelineSeconds(const StagePlan& plan, const ConfigShape& cs) {
   thread_local std::vector<double> fwd, bwd;
   fwd.assign(static_cast<size_t>(cs.pp) * cs.v, 0.0);
   bwd.assign(fwd.size(), 0.0);
   for (int s = 0; s < cs.pp; ++s) {
     const StageResult& t = plan.Of(s);
-    const int layers = plan.shapes[plan.shape_of[s]].layers;
-    const std::vector<int> chunks = ChunkLayers(layers, cs.v);
+    const StageShape& shape = plan.shapes[plan.shape_of[s]];
+    const std::vector<int> chunks = ChunkLayers(shape.layers, cs.v);
     const double rest = (t.per_mb - t.fwd_mb - t.bwd_mb) / (2.0 * cs.v);
+    const int ends_chunk = shape.first ? 0 : cs.v - 1;
     for (int c = 0; c < cs.v; ++c) {
-      const double share = layers > 0 ? static_cast<double>(chunks[c]) / layers : 1.0 / cs.v;
-      fwd[s * cs.v + c] = t.fwd_mb * share + rest;
-      bwd[s * cs.v + c] = t.bwd_mb * share + rest;
+      const double share = shape.layers > 0 ? static_cast<double>(chunks[c]) / shape.layers : 1.0 / cs.v;
+      const bool ends = c == ends_chunk;
+      fwd[s * cs.v + c] = (t.fwd_mb - t.ends_fwd_mb) * share + (ends ? t.ends_fwd_mb : 0.0) + rest;
+      bwd[s * cs.v + c] = (t.bwd_mb - t.ends_bwd_mb) * share + (ends ? t.ends_bwd_mb : 0.0) + rest;
     }
   }
   return InterleavedPipelineSeconds(fwd, bwd, cs.pp, cs.m, cs.v);

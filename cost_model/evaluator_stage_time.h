@@ -17,6 +17,7 @@ namespace parasim {
 struct StageResult {
   double per_mb = 0;              // fwd + bwd + p2p of a middle micro-batch
   double fwd_mb = 0, bwd_mb = 0;  // of it, the forward and the backward passes
+  double ends_fwd_mb = 0, ends_bwd_mb = 0;   // of those, the embedding's and LM head's kernels
   double p2p_hidden_mb = 0;       // of its p2p, what overlap_p2p_comm hides (a mean over the step)
   double extra = 0;               // once-per-step additions (first gathers, last reductions, step end, optimizer)
   double compute = 0;             // kernel time per step incl. interference and optimizer
