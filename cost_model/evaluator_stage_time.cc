@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cost_model/eval_memo.h"
+#include "cost_model/interleaved_chunks.h"
 #include "cost_model/nanotron_stage_split.h"
 #include "cost_model/overlap.h"
 
@@ -399,6 +400,10 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.optimizer = stage_params_sharded * d.stack.optimizer_bytes_per_param / d.lcm.rates.hbm_Bps;
 
   st.per_mb = p.f_mid.time + p.b_mid.time + p2p_exposed_mb + p2p_slowed_mb + host_mb;
+  st.fwd_mb = p.f_mid.time;
+  st.bwd_mb = p.b_mid.time;
+  st.ends_fwd_mb = (first ? su.fwd.first.compute : 0.0) + (last ? su.fwd.last.compute : 0.0);
+  st.ends_bwd_mb = (first ? su.bwd.first.compute : 0.0) + (last ? su.bwd.last.compute : 0.0);
   st.p2p_hidden_mb = p2p_mb - p2p_exposed_mb;
   st.extra = once.f.time + once.b.time + su.step_end + st.optimizer;
   st.kernels = su.kernels_mb.Scaled(m);
@@ -438,13 +443,14 @@ const std::vector<int>& StageLayerSplit(const EvaluatorData& d, const ParallelCo
 std::vector<StageKinds> CountStageKinds(const ModelSpec& model, const std::vector<int>& stage_layers, int vpp) {
   const int pp = static_cast<int>(stage_layers.size());
   std::vector<StageKinds> out(pp, StageKinds{});
-  // Interleaved: the model's layers in pp·vpp equal chunks, chunk j on stage
-  // j mod pp (Megatron's virtual pipeline); otherwise contiguous stages.
-  const bool equal = std::all_of(stage_layers.begin(), stage_layers.end(),
-                                 [&](int n) { return n == stage_layers[0] && n % std::max(1, vpp) == 0; });
-  if (vpp > 1 && equal) {
-    const int chunk = stage_layers[0] / vpp;
-    for (int64_t i = 0; i < model.num_layers; ++i) ++out[(i / chunk) % pp][model.LayerKindOf(i)];
+  // Interleaved: the model's layers through the pp·vpp chunks, chunk j on
+  // stage j mod pp (Megatron's virtual pipeline, InterleavedModelLayers);
+  // otherwise contiguous stages.
+  if (vpp > 1) {
+    const std::vector<std::vector<int64_t>> layers = InterleavedModelLayers(stage_layers, vpp);
+    for (int s = 0; s < pp; ++s) {
+      for (int64_t i : layers[s]) ++out[s][model.LayerKindOf(i)];
+    }
     return out;
   }
   int64_t i = 0;
@@ -500,21 +506,55 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
   }
 }
 
+namespace {
+
+// The pipeline's middle micro-batches with unequal chunks: chunk c of stage
+// s takes its layers' share of the stage's passes, the embedding (chunk 0
+// of the first stage) and LM head (chunk v − 1 of the last) where they sit,
+// and an equal share of the stage's per-micro-batch rest (p2p, host), as one
+// pass of 2·v.
+double SplitChunkPipelineSeconds(const StagePlan& plan, const ConfigShape& cs) {
+  thread_local std::vector<double> fwd, bwd;
+  fwd.assign(static_cast<size_t>(cs.pp) * cs.v, 0.0);
+  bwd.assign(fwd.size(), 0.0);
+  for (int s = 0; s < cs.pp; ++s) {
+    const StageResult& t = plan.Of(s);
+    const StageShape& shape = plan.shapes[plan.shape_of[s]];
+    const std::vector<int> chunks = ChunkLayers(shape.layers, cs.v);
+    const double rest = (t.per_mb - t.fwd_mb - t.bwd_mb) / (2.0 * cs.v);
+    const int ends_chunk = shape.first ? 0 : cs.v - 1;
+    for (int c = 0; c < cs.v; ++c) {
+      const double share = shape.layers > 0 ? static_cast<double>(chunks[c]) / shape.layers : 1.0 / cs.v;
+      const bool ends = c == ends_chunk;
+      fwd[s * cs.v + c] = (t.fwd_mb - t.ends_fwd_mb) * share + (ends ? t.ends_fwd_mb : 0.0) + rest;
+      bwd[s * cs.v + c] = (t.bwd_mb - t.ends_bwd_mb) * share + (ends ? t.ends_bwd_mb : 0.0) + rest;
+    }
+  }
+  return InterleavedPipelineSeconds(fwd, bwd, cs.pp, cs.m, cs.v);
+}
+
+}  // namespace
+
 PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs) {
   thread_local std::vector<double> per_mb;
+  thread_local std::vector<int> layers;
   per_mb.resize(cs.pp);
+  layers.resize(cs.pp);
   int crit = 0;
   double extra_max = 0;
   for (int s = 0; s < cs.pp; ++s) {
     per_mb[s] = plan.Of(s).per_mb;
+    layers[s] = plan.shapes[plan.shape_of[s]].layers;
     if (plan.Of(s).per_mb > plan.Of(crit).per_mb) crit = s;
     extra_max = std::max(extra_max, plan.Of(s).extra);
   }
   double fill_p2p = 0;
   for (int s = 0; s < cs.pp; ++s)
     if (s != crit) fill_p2p += plan.Of(s).p2p_hidden_mb;
-  return PipelineStep{PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v) + fill_p2p / std::max(1, cs.v) + extra_max,
-                      crit};
+  const bool split = cs.pp > 1 && cs.v > 1 && cs.m % cs.pp == 0 && HasSplitChunks(layers, cs.v);
+  const double pipeline =
+      split ? SplitChunkPipelineSeconds(plan, cs) : PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v);
+  return PipelineStep{pipeline + fill_p2p / std::max(1, cs.v) + extra_max, crit};
 }
 
 }  // namespace parasim

@@ -16,6 +16,8 @@ namespace parasim {
 
 struct StageResult {
   double per_mb = 0;              // fwd + bwd + p2p of a middle micro-batch
+  double fwd_mb = 0, bwd_mb = 0;  // of it, the forward and the backward passes
+  double ends_fwd_mb = 0, ends_bwd_mb = 0;   // of those, the embedding's and LM head's kernels
   double p2p_hidden_mb = 0;       // of its p2p, what overlap_p2p_comm hides (a mean over the step)
   double extra = 0;               // once-per-step additions (first gathers, last reductions, step end, optimizer)
   double compute = 0;             // kernel time per step incl. interference and optimizer
@@ -75,6 +77,10 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
 // The step: the pipeline over the stages' middle micro-batches plus the
 // largest once-per-step addition. The fill and drain (the other stages'
 // share) keep their p2p in full: each hop waits for the tensor it carries.
+// Interleaved stages whose layers split into unequal chunks
+// (HasSplitChunks): the replay of the schedule's order with each chunk's
+// passes (InterleavedPipelineSeconds), whose fill and drain the longest
+// chunks set; equal chunks keep the closed form (overlap.h PipelineSeconds).
 PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs);
 
 }  // namespace parasim

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cost_model/evaluator_report.h"
+#include "cost_model/interleaved_chunks.h"
 
 namespace parasim {
 
@@ -70,19 +71,22 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
   wl->stages.clear();
   const int pp = cs.pp, v = cs.v;
   int layer_index = 0;
+  // Each stage's layers chunk by chunk (ChunkLayers: equal where they divide)
+  // and the model layer each holds (Megatron's chunk j·pp + s with vpp;
+  // CountStageKinds counts the same layers).
+  const std::vector<std::vector<int64_t>> model_layers = InterleavedModelLayers(stage_layers, v);
   for (int s = 0; s < pp; ++s) {
     StageWork sw;
     sw.stage = s;
     const int L = stage_layers[s];
     if (s == 0) sw.layers.push_back(MakeLayer(u.emb, record.emb, "embedding", -1, 0, RecomputeMode::kNone, d.stack));
+    const std::vector<int> chunk_layers = ChunkLayers(L, v);
     std::vector<int> layers_in_chunk(v, 0);   // per chunk (as the simulator's step builder counts)
+    int chunk = 0, chunk_end = chunk_layers[0];
     for (int i = 0; i < L; ++i, ++layer_index) {
-      const int chunk = v > 1 ? i / std::max(1, L / v) : 0;
-      // A model with several layer kinds: each layer its own kind's compute,
-      // at the model layer the stage holds (Megatron's chunk j·pp + s with
-      // vpp; CountStageKinds counts the same layers).
-      const int per_chunk = std::max(1, L / v);
-      const int64_t model_layer = v > 1 ? static_cast<int64_t>(chunk * pp + s) * per_chunk + i % per_chunk : layer_index;
+      while (i >= chunk_end && chunk + 1 < v) chunk_end += chunk_layers[++chunk];
+      // A model with several layer kinds: each layer its own kind's compute.
+      const int64_t model_layer = v > 1 ? model_layers[s][i] : layer_index;
       // Partial full recompute: layers past the first recompute_layers/vpp of
       // their chunk keep their activations (the recompute=none costs in `kept`).
       const bool recomputed = c.FullyRecomputes(layers_in_chunk[std::clamp(chunk, 0, v - 1)]++);

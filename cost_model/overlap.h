@@ -103,6 +103,8 @@ double ExposedP2pPerStep(double p2p, double f_chunk, double b_chunk, int pp, int
                          bool full_warmup);
 
 // Step time of a pipeline from per-micro-batch stage times (fwd+bwd+p2p).
+// With vpp > 1 each stage's chunks are taken as equal; stages that split
+// into unequal chunks: InterleavedPipelineSeconds (interleaved_chunks.h).
 double PipelineSeconds(const double* stage_times, int pp, int micro_batches, int vpp);
 
 }  // namespace parasim

@@ -61,6 +61,11 @@ PublishedRunResult PredictRun(const PublishedRun& r, const AnalyticalEvaluator& 
   for (int mbs : {1, 2, 4, 8}) {
     for (int vpp : {1, 2, 3, 4, 6, 8}) {
       if (vpp > 1 && r.pp == 1) continue;
+      // Whole chunks only: the 2021 code builds a stage's layers / vpp layers
+      // per chunk (NVIDIA/Megatron-LM de7dc40f88 megatron/model/transformer.py,
+      // ParallelTransformer: num_layers // virtual_pipeline_model_parallel_size),
+      // so a remainder would drop layers rather than split them unevenly.
+      if (vpp > 1 && (r.layers % r.pp != 0 || r.layers / r.pp % vpp != 0)) continue;
       std::string cfg = StrCat("dp=", dp, ",tp=", r.tp, ",pp=", r.pp, ",mbs=", mbs,
                                ",sharding=ddp,recompute=full", r.tp > 1 ? ",sp=off" : "");
       if (vpp > 1) cfg += StrCat(",vpp=", vpp, ",schedule=interleaved");

@@ -343,3 +343,24 @@ TEST_CASE("planner: partial recompute rungs come only with a stack that runs the
     }
   }
 }
+
+TEST_CASE("planner: megatron-core's interleaved candidates hold whole chunks of layers", "[planner]") {
+  // 40 layers on 8 GPUs: pp=4 gives 10 layers a stage, which split into
+  // vpp = 2, 5, 10 equal chunks but not 3 or 4. Megatron-Core builds equal
+  // chunks only (get_num_layers_to_build asserts layers per rank % vpp == 0,
+  // NVIDIA/Megatron-LM d98e8a6 megatron/core/transformer/transformer_block.py);
+  // other splits need a hand-written --pipeline-model-parallel-layout, which
+  // the planner does not write.
+  const SpaceOptions megatron = SpaceFor(LoadSoftwareStack("megatron-core"), Small());
+  const SearchSpace s = EnumerateSpace(TinyModel(40, 2), Job(8, 4), 8, 8, ConstraintSet::Parse("tp=1,dp=2,pp=4"), megatron);
+  std::set<int> vpps;
+  for (size_t i = 0; i < s.candidates.size(); ++i) {
+    const ParallelConfig c = s.ToConfig(i);
+    if (c.vpp <= 1) continue;
+    INFO(c.ToString());
+    REQUIRE(c.pp == 4);
+    CHECK(40 / c.pp % c.vpp == 0);
+    vpps.insert(c.vpp);
+  }
+  CHECK(vpps == std::set<int>{2, 5, 10});
+}
