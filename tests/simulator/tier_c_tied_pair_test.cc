@@ -64,7 +64,8 @@ TiedTraffic TiedOf(const StepGraph& sg) {
     if (g.name(g.activity(act).name) != "pp_tied_embedding") continue;
     ++out.activities;
     REQUIRE(g.activity_num_ops(act) == 2);   // the two ends of one pipeline
-    for (int k = 0; k < g.activity_num_ops(act); ++k) out.gpus.insert(sg.rank_gpu[g.op_rank(g.activity_first_op(act) + k)]);
+    for (int k = 0; k < g.activity_num_ops(act); ++k)
+      out.gpus.insert(sg.rank_gpu[g.op_rank(g.activity_first_op(act) + k)]);
     const ActivitySpec& a = g.activity(act);
     for (int c = 0; c < a.flow_classes && a.flow_set >= 0; ++c)
       for (const LinkUse& use : g.flow_links(a.flow_set + c)) out.links.insert(use.link);
