@@ -124,6 +124,7 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
   if (config.WorldSize() != cluster.TotalGpus())
     throw InvalidInput("", "config", StrCat("dp*tp*pp*cp = ", config.WorldSize(), " does not equal the cluster's ",
                                      cluster.TotalGpus(), " GPUs"));
+  if (sub.ends) return GroupEndsPath(ResolveGroupPath(cluster, config, dim, SubGroup{}));
   const ClusterShape s = MakeClusterShape(cluster);
   const GroupLayout l = LayoutOf(config, dim, sub);
   const int d = s.domain_gpus;
@@ -253,6 +254,25 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
     p.bottleneck_class = inter_class;
   }
   p.sharp_capable = in.sharp;
+  return p;
+}
+
+GroupPath GroupEndsPath(const GroupPath& whole) {
+  GroupPath p = whole;
+  p.ranks = std::min(whole.ranks, 2);
+  if (!whole.crosses_nodes) {
+    p.nodes = 1;
+    p.ranks_per_node = p.ranks;
+    return p;
+  }
+  const int k = std::max(1, whole.ranks_per_node);
+  p.nodes = 2;
+  p.ranks_per_node = 1;
+  p.groups_sharing_node = whole.groups_sharing_node * k;
+  p.single_rail = k == 1 && whole.single_rail;
+  p.inter_bandwidth = whole.inter_bandwidth / static_cast<double>(k);
+  p.ring_bandwidth = p.inter_bandwidth;   // one member per node: no NVLink leg
+  if (whole.ring_bandwidth < whole.inter_bandwidth) p.bottleneck_class = LinkClass::kNic;
   return p;
 }
 
