@@ -142,11 +142,11 @@ TEST_CASE("tier C: the tied model's step agrees with tiers A and B at pp 3 and 4
   // leaves through its own GPUs' NICs, and the later end waits for stage 0,
   // whose last backward ends the 1F1B step anyway: 1% (measured: 1e-5 to
   // 4e-3, the rest from TP and pipeline sends meeting on links). The tied
-  // op's own cost, step(tied) − step(untied), is the same in both to 1%: at
-  // most the all-reduce's time, less the data-parallel reductions still
-  // queued on stage 0's dp stream after its last backward, which it runs
-  // beside (docs/DECISIONS.md; measured 73-85% of it here, so more than
-  // half). Tier A exposes it whole.
+  // op's own cost, step(tied) − step(untied), is the same in both to 1%,
+  // and the whole all-reduce: it waits for the data-parallel reductions
+  // still queued on the dp stream after the last backward (the step
+  // builder's StepEnd; before that order it ran beside them and cost 73-85%
+  // of its time here). Tier A exposes it whole too.
   for (const Case& k : kCases) {
     INFO(k.config);
     const ClusterSpec cluster = LoadCluster("dgx-h100", k.nodes);
@@ -171,7 +171,8 @@ TEST_CASE("tier C: the tied model's step agrees with tiers A and B at pp 3 and 4
     CHECK_THAT(full, WithinRel(b, 0.01));
     CHECK_THAT(full - full_untied, WithinRel(b - b_untied, 0.01));
     CHECK(full - full_untied <= ar * 1.01);
-    CHECK(full - full_untied > 0.5 * ar);
+    CHECK(full - full_untied >= 0.99 * ar);
+    CHECK(b - b_untied >= 0.99 * ar);
     CHECK(a - a_untied >= ar * (1 - 1e-9));
   }
 }
