@@ -216,13 +216,18 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
     inter_class = LinkClass::kPcie;
   }
 
-  // Where the ring's node-to-node hops go in the fabric.
+  // Where the ring's node-to-node hops go in the fabric. A group fits a
+  // block when every translate does: aligned (the block a multiple of its
+  // extent) or the whole cluster inside one block (3 nodes under one leaf:
+  // a pp = 3 group's extent does not divide the leaf's, but it never leaves it).
+  const long long world = cluster.TotalGpus();
+  const auto fits = [&](long long block) { return FitsBlocks(l, block) || (l.extent <= block && world <= block); };
   if (s.tiers <= 1) {
     p.max_switch_hops = 1;
-  } else if (FitsBlocks(l, static_cast<long long>(s.LeafBlockDomains()) * d)) {
+  } else if (fits(static_cast<long long>(s.LeafBlockDomains()) * d)) {
     p.max_switch_hops = 1;
   } else {
-    p.max_switch_hops = (s.tiers == 2 || FitsBlocks(l, static_cast<long long>(s.PodBlockDomains()) * d)) ? 3 : 5;
+    p.max_switch_hops = (s.tiers == 2 || fits(static_cast<long long>(s.PodBlockDomains()) * d)) ? 3 : 5;
     // Fraction of a leaf's ring hops that leave it: a hop from domain x to
     // x + t leaves the leaf once per block of B domains (every hop if t >= B).
     // Domains between consecutive ring nodes: 1 when a factor runs across
