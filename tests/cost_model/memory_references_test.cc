@@ -264,7 +264,7 @@ TEST_CASE("cost_model: memory against torchtitan's Float8 and 2D/3D/4D peaks", "
   // Table 6 (same tokens per GPU): the measured peak grows with cp; the prediction never falls.
   for (int i = 11; i < 14; ++i) CHECK(rows[i].predicted >= rows[i - 1].predicted);
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.088, kRecordedWorst = 0.267;
+  constexpr double kRecordedMedian = 0.061, kRecordedWorst = 0.245;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
@@ -396,7 +396,7 @@ double AllocatedStagePeak(const Report& rep, const SoftwareStack& stack, int sta
   double transient = 0;
   for (const auto& [name, bytes] : rep.memory_breakdown_bytes)
     if (name == "gathered_weights" || name == "grad_temporaries" || name == "activations" || name == "logits" ||
-        name == "optimizer_temporaries")
+        name == "optimizer_temporaries" || name == "pipeline_buffers")
       transient += bytes;
   return pool - transient * (1.0 - 1.0 / stack.fragmentation);
 }
@@ -770,7 +770,7 @@ TEST_CASE("cost_model: memory against every measured reference, combined", "[cos
     std::printf("combined: %zu rows, median |error| %.1f%%, worst %.1f%%\n", abs_errors.size(), 100 * median,
                 100 * worst);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
-  constexpr double kRecordedMedian = 0.085, kRecordedWorst = 1.606;
+  constexpr double kRecordedMedian = 0.084, kRecordedWorst = 1.606;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
