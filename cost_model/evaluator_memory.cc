@@ -140,6 +140,10 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
           ? PipelineBoundaryTensorBytes(d.stack, T, static_cast<double>(d.model.hidden_size), c.tp,
                                         c.sequence_parallel)
           : 0.0;
+  // The step's merged last-stage outputs: every micro-batch's logits (÷ tp).
+  const double merged_output_bytes = d.stack.pp_merges_last_stage_outputs && cs.pp > 1
+                                         ? cs.m * T * d.lcm.vocab / std::max(1, c.tp) * d.stack.activation_bytes
+                                         : 0.0;
   // The framework's kept TP all-gather buffers: micro-batch tokens × hidden each.
   const double kept_buffers = c.tp > 1 && c.sequence_parallel ? d.stack.tp_gather_buffers * T *
                                                                      static_cast<double>(d.model.hidden_size) *
@@ -209,6 +213,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     }
     mi.logits_bytes = last ? logits_bytes : 0.0;
     mi.held_output_bytes = last ? held_output_bytes : 0.0;
+    mi.merged_output_bytes = last ? merged_output_bytes : 0.0;
     const int chunks = c.schedule == PipelineSchedule::kInterleaved ? std::max(1, cs.v) : 1;
     mi.pipeline_buffer_bytes =
         boundary_tensor_bytes > 0

@@ -295,6 +295,15 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
     const double largest_cached = s.logits_bytes_per_element > 0 ? in.logits_bytes / s.logits_bytes_per_element * 4 : 0;
     if (buffer > largest_cached) step_segments = step_buffers;
   }
+  // The pipeline step's merged last-stage outputs, allocated after the last
+  // backward and dropped: the same test against the largest cached block
+  // (one micro-batch's fp32 logits) decides whether they add a segment.
+  double merge_segment = 0;
+  if (in.merged_output_bytes > 0) {
+    const double largest_cached = s.logits_bytes_per_element > 0 ? in.logits_bytes / s.logits_bytes_per_element * 4 : 0;
+    if (in.merged_output_bytes > largest_cached) merge_segment = in.merged_output_bytes;
+    step_buffers = std::max(step_buffers, in.merged_output_bytes);
+  }
   e.reserve = s.reserve_bytes;
   e.context = s.cuda_context_bytes;
   e.kept_buffers = in.kept_buffers;
@@ -308,8 +317,9 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
                                std::max({ph.reduce, ph.optimizer, step_buffers});
   const double persistent =
       e.weights + e.grads + e.optimizer + e.kept_buffers + e.gemm_workspaces + e.reserve + e.context;
-  e.total = persistent + peak + step_segments;
-  if (step_segments > 0 && in.device_bytes > 0 && e.total > in.device_bytes) {
+  e.total = persistent + peak + step_segments + merge_segment;
+  const double added = step_segments + merge_segment;
+  if (added > 0 && in.device_bytes > 0 && e.total > in.device_bytes) {
     // The buffers' cudaMalloc fails: the allocator frees every wholly free
     // cached segment (the activations', freed by backward) and retries. The
     // buffers' own segments stay cached and, free again after the step, are
@@ -317,10 +327,13 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
     // of them (best fit, large blocks split) and new segments are added only
     // past them. From then on the pool is the larger of the two, not their
     // sum; past the GPU either way is a real OOM.
-    e.total = persistent + std::max(peak, step_segments);
-    step_segments = std::max(0.0, step_segments - peak);
+    e.total = persistent + std::max(peak, added);
+    const double kept = std::max(0.0, added - peak) / added;
+    step_segments *= kept;
+    merge_segment *= kept;
   }
   e.optimizer_temporaries += step_segments;
+  e.merged_outputs = merge_segment;
   return e;
 }
 
@@ -462,7 +475,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
 std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   // Built in place (the evaluator asks once per config).
   std::vector<std::pair<std::string, double>> out;
-  out.reserve(13);
+  out.reserve(14);
   out.emplace_back("weights", weights);
   out.emplace_back("gathered_weights", gathered_weights);
   out.emplace_back("gradients", grads);
@@ -472,6 +485,7 @@ std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   out.emplace_back("activations", activations);
   out.emplace_back("logits", logits);
   if (pipeline_buffers > 0) out.emplace_back("pipeline_buffers", pipeline_buffers);   // only engines that keep them
+  if (merged_outputs > 0) out.emplace_back("merged_outputs", merged_outputs);   // only engines that merge them
   if (kept_buffers > 0) out.emplace_back("kept_buffers", kept_buffers);   // only stacks that keep any
   if (gemm_workspaces > 0) out.emplace_back("gemm_workspaces", gemm_workspaces);   // only stacks that charge them
   out.emplace_back("reserve", reserve);

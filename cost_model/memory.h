@@ -179,6 +179,9 @@ struct MemoryInputs {
   double logits_bytes = 0;      // last stage: one micro-batch's logits for the loss
   double held_output_bytes = 0; // last stage: earlier micro-batches' outputs the engine still holds
   double pipeline_buffer_bytes = 0;  // boundary tensors the engine keeps (PipelineBoundaryTensors)
+  // Last stage: the step's concatenation of every micro-batch's output
+  // (SoftwareStack::pp_merges_last_stage_outputs), allocated after backward.
+  double merged_output_bytes = 0;
   double quantized_weight_cache = 0;  // bytes of cached FP8/NVFP4 weight copies (persistent, in `weights`)
   // Bytes of gathered (unsharded) weights where they are not compute_param_bytes
   // per element: the stage's weights all gathered, and its largest FSDP unit.
@@ -215,6 +218,7 @@ struct MemoryEstimate {
   // The components of the peak transient phase (× fragmentation).
   double gathered_weights = 0, grad_temporaries = 0, activations = 0, logits = 0, optimizer_temporaries = 0;
   double pipeline_buffers = 0;      // MemoryInputs::pipeline_buffer_bytes at a forward/backward peak
+  double merged_outputs = 0;        // the segment the merged outputs add to the reserved pool (0: a cached block held them)
   double reserve = 0, context = 0;  // NCCL buffers/workspaces; CUDA context
   double kept_buffers = 0;          // MemoryInputs::kept_buffers (persistent, allocated)
   double gemm_workspaces = 0;       // stack.gemm_workspace_bytes (persistent, allocated)

@@ -357,6 +357,13 @@ SoftwareStack Torchtitan() {
   // Both last until clear_runtime_states at the next step() (a later torch
   // sets .grad = None in stage_backward).
   s.pp_keeps_boundary_tensors = true;
+  // Its schedules' step() ends, on the last stage, with
+  // `return self._merge_outputs(stage.output_chunks)` (schedules.py,
+  // PipelineScheduleSingle.step and PipelineScheduleMulti.step): microbatch.py
+  // merge_chunks torch.cat's the m outputs (the logits, ÷ tp with loss
+  // parallel) into one new tensor after the last backward; torchtitan's
+  // train.py drops the result.
+  s.pp_merges_last_stage_outputs = true;
   // Loss parallel (training.disable_loss_parallel defaults to False): with
   // tp > 1 the logits stay vocab-sharded and F.cross_entropy runs torch's
   // loss_parallel ops (torch/distributed/tensor/parallel/loss.py, torch

@@ -285,6 +285,11 @@ struct SoftwareStack {
   // receive buffer's .grad) until the next step clears them. false: the
   // engine frees a boundary tensor once sent or consumed (PipelineBoundaryTensors).
   bool pp_keeps_boundary_tensors = false;
+  // The engine's step returns the last stage's outputs of every micro-batch
+  // concatenated, allocated after the last backward (torch.distributed.
+  // pipelining: _merge_outputs, torch.cat of output_chunks): one m-times
+  // larger tensor than any the step held, so a new allocator segment.
+  bool pp_merges_last_stage_outputs = false;
   // Sequence-parallel TP collectives overlapped with the adjacent GEMM
   // (Megatron-Core --tp-comm-overlap with Transformer Engine userbuffers,
   // torchtitan async TP): the fraction of their time hidden (0 = blocking),

@@ -224,7 +224,12 @@ std::vector<MemoryRow> PredictTorchtitanTableRuns(const std::string& csv = "memo
     const int gpus = std::stoi(r.at("gpus"));
     const int dp = std::stoi(r.at("dp_shard")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp"));
     const int local_batch = std::stoi(r.at("local_batch")), microbatches = std::stoi(r.at("microbatches"));
-    const ClusterSpec cluster = LoadCluster("dgx-h100", gpus / 8);
+    ClusterSpec cluster = LoadCluster("dgx-h100", gpus / 8);
+    // The runs' H100s are Grand Teton's 96 GB HBM2e parts (the CSV header):
+    // 97871 MiB, the nvidia-smi figure of the 96 GB part (UNCERTAIN, as in
+    // hw_profiles/gpus/gh200.yaml). Capacity decides only whether a segment
+    // added after backward (the merged pipeline outputs) overflows the GPU.
+    cluster.gpu.hbm_capacity = MiB(97871);
     JobSpec job;
     job.global_batch = static_cast<int64_t>(dp) * local_batch;
     job.seq_len = std::stoll(r.at("seq_len"));
@@ -269,7 +274,7 @@ TEST_CASE("cost_model: memory against torchtitan's Float8 and 2D/3D/4D peaks", "
   // Table 6 (same tokens per GPU): the measured peak grows with cp; the prediction never falls.
   for (int i = 11; i < 14; ++i) CHECK(rows[i].predicted >= rows[i - 1].predicted);
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.061, kRecordedWorst = 0.245;
+  constexpr double kRecordedMedian = 0.073, kRecordedWorst = 0.174;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }

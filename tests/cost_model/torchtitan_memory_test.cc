@@ -300,3 +300,41 @@ TEST_CASE("cost_model: torchtitan's 405B 1F1B stages carry the kept boundary ten
   CHECK(AnalyticalEvaluator(model, cluster, flat_job, s).Evaluate(flat).memory_per_gpu.si() ==
         AnalyticalEvaluator(model, cluster, flat_job, without).Evaluate(flat).memory_per_gpu.si());
 }
+
+TEST_CASE("cost_model: torch pipelining's merged last-stage outputs add a reserved segment when no cached block holds them",
+          "[cost_model][memory]") {
+  const SoftwareStack s = LoadSoftwareStack("torchtitan");
+  REQUIRE(s.pp_merges_last_stage_outputs);
+  CHECK_FALSE(LoadSoftwareStack("megatron-core").pp_merges_last_stage_outputs);
+  MemoryInputs in;
+  in.sharding = ShardingMode::kZero3;
+  in.shard_group = 8;
+  in.pipelined = true;
+  in.params.dense = 1e9;
+  in.params.largest_layer = 1e8;
+  in.params.layers = 8;
+  in.logits_bytes = 14.0 * 1e9;   // one micro-batch's loss: the largest cached block is its fp32 logits, 4e9 B
+  const MemoryEstimate base = EstimateMemory(s, in);
+  in.merged_output_bytes = 8 * 2e9;   // 8 micro-batches' bf16 logits: larger, a new segment
+  const MemoryEstimate merged = EstimateMemory(s, in);
+  CHECK_THAT(merged.total - base.total, WithinRel(16e9, 1e-12));
+  CHECK(merged.merged_outputs == 16e9);
+  CHECK(merged.Allocated() - base.Allocated() == merged.total - base.total);
+  in.merged_output_bytes = 2e9;   // one micro-batch's: a cached block holds it
+  CHECK(EstimateMemory(s, in).total == base.total);
+
+  // Through the evaluator (tp 8 with SP, pp 8, m 8): only the last stage
+  // grows, by m micro-batches' bf16 logits ÷ tp, with no fragmentation.
+  const ModelSpec model = LoadModel("llama3-8b");
+  const ClusterSpec cluster = LoadCluster("dgx-h100", 8);
+  SoftwareStack without = s;
+  without.pp_merges_last_stage_outputs = false;
+  const JobSpec job = TitanJob(8 * 4, Precision::kFp8);
+  const ParallelConfig c =
+      ParseParallelConfig("dp=1,tp=8,pp=8,mbs=4,sharding=zero3,recompute=full,sp=on,schedule=1f1b");
+  const Report with = AnalyticalEvaluator(model, cluster, job, s).Evaluate(c);
+  const Report base_rep = AnalyticalEvaluator(model, cluster, job, without).Evaluate(c);
+  const double logits = 8 * 4.0 * 8192 * static_cast<double>(model.vocab_size) / 8 * 2;
+  CHECK_THAT(with.memory_bytes_per_stage[7] - base_rep.memory_bytes_per_stage[7], WithinRel(logits, 1e-9));
+  for (int st = 0; st < 7; ++st) CHECK(with.memory_bytes_per_stage[st] == base_rep.memory_bytes_per_stage[st]);
+}
