@@ -421,8 +421,9 @@ void HideTpUnderGemms(const SoftwareStack& s, const ParallelConfig& c, const Uni
   if (!record) return;
   for (WorkloadCollective& w : record->layer) {
     if (w.dim != ParallelDim::kTp) continue;
-    if (w.phase == CommPhase::kForward) w.duration = Seconds(w.duration.si() * fwd);
-    if (w.phase == CommPhase::kBackward) w.duration = Seconds(w.duration.si() * bwd);
+    const double share = w.phase == CommPhase::kForward ? fwd : w.phase == CommPhase::kBackward ? bwd : 1.0;
+    w.hidden = Seconds(w.duration.si() * (1.0 - share));
+    w.duration = Seconds(w.duration.si() * share);
   }
 }
 
@@ -490,6 +491,7 @@ void HideColumnBackwardBesideGemms(const EvaluatorData& d, const ParallelConfig&
     const double t = w.duration.si();
     if (!beside(w) || t <= 0) continue;
     w.duration = Seconds(BesideGemmSeconds(g, w.op, t, w.count, share) / w.count);
+    w.hidden = Seconds(t - w.duration.si());
   }
 }
 

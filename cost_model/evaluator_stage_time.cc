@@ -288,7 +288,7 @@ StepDeltas PerChunkDeltas(const StageUnits& su, const TimedComm& comm, const Uni
 
 // Per-dimension totals and exposure of a stage over the step.
 void DimensionTotals(const StageUnits& su, const StagePhases& p, const StepDeltas& once, const UnitComm& layer_comm,
-                     int m, int layers, double p2p_mb, double p2p_exposed_mb, bool cp_blocking, bool cp_mixed,
+                     int m, int layers, double p2p_sent_mb, double p2p_exposed_mb, bool cp_blocking, bool cp_mixed,
                      StageResult& st) {
   // The gathers and reductions are data-parallel; of the blocking step-end
   // collectives, each dimension is exposed its own (the tied embedding's
@@ -297,7 +297,7 @@ void DimensionTotals(const StageUnits& su, const StagePhases& p, const StepDelta
   const double fsdp_exposed =
       m * (p.f_mid.exposed + p.b_mid.exposed) + once.f.exposed + once.b.exposed + su.step_end - pp_step_end;
   for (int k = 0; k < kNumDims; ++k) st.dim_total[k] = m * su.dim_mb[k] + su.dim_step[k];
-  st.dim_total[DimIndex(ParallelDim::kPp)] += m * p2p_mb;
+  st.dim_total[DimIndex(ParallelDim::kPp)] += m * p2p_sent_mb;
   st.dim_exposed[DimIndex(ParallelDim::kDp)] = fsdp_exposed;
   st.dim_exposed[DimIndex(ParallelDim::kTp)] = st.dim_total[DimIndex(ParallelDim::kTp)] - m * su.tp_hidden_mb;
   st.dim_exposed[DimIndex(ParallelDim::kEp)] = st.dim_total[DimIndex(ParallelDim::kEp)];
@@ -311,7 +311,9 @@ void DimensionTotals(const StageUnits& su, const StagePhases& p, const StepDelta
         m * (layer_comm.cp_total - layer_comm.cp_exposed_fwd - layer_comm.cp_exposed_bwd) * layers;
     st.dim_exposed[DimIndex(ParallelDim::kCp)] = std::max(0.0, st.dim_total[DimIndex(ParallelDim::kCp)] - ring_hidden);
   }
-  st.dim_exposed[DimIndex(ParallelDim::kPp)] = m * p2p_exposed_mb + pp_step_end;
+  // Within the sends' total: the first and last stages' overlapped
+  // recurrences also count a receive (TimeShape).
+  st.dim_exposed[DimIndex(ParallelDim::kPp)] = std::min(m * p2p_exposed_mb, m * p2p_sent_mb) + pp_step_end;
   st.comm = 0;
   for (int k = 0; k < kNumDims; ++k) st.comm += st.dim_total[k];
 }
@@ -366,7 +368,18 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
     }
   }
   const int m = cs.m;
-  const double p2p_mb = cs.pp > 1 ? 2.0 * cs.v * comm.p2p : 0.0;
+  // The transfers this stage sends per micro-batch: each chunk's activation
+  // downstream and gradient upstream, but the model's last chunk sends no
+  // activation and its first no gradient (1F1B: one send on the first and
+  // last stages, two in between). Megatron-Core's 1F1B pairs each send with
+  // the opposite receive and waits for both (schedules.py
+  // forward_backward_pipelining_without_interleaving: send_forward_recv_backward,
+  // send_backward_recv_forward; p2p_communication.py _communicate,
+  // wait_on_reqs), as torch pipelining's Schedule1F1B (_wait_batch_p2p on
+  // fwd_send_bwd_recv / bwd_send_fwd_recv): one exchange per send.
+  const int sends = cs.pp > 1 ? 2 * cs.v - (first ? 1 : 0) - (last ? 1 : 0) : 0;
+  const double p2p_sent_mb = sends * comm.p2p;   // the pp dimension's total
+  double p2p_mb = p2p_sent_mb;
   // What of it the compute stream waits for, per micro-batch on average: all
   // of it, or with overlap_p2p_comm (interleaved only: Megatron-Core refuses
   // it without, schedules.py forward_backward_pipelining_without_interleaving)
@@ -376,6 +389,10 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   // (the earliest: the longest warm-up).
   double p2p_exposed_mb = p2p_mb, p2p_slowed_mb = 0;
   if (p2p_mb > 0 && d.stack.pp_overlap_p2p && c.schedule == PipelineSchedule::kInterleaved && cs.v > 1) {
+    // The overlapped recurrences (overlap.h) price 2·v transfers on every
+    // stage (the first and last stages' extra one is a receive they wait for).
+    p2p_mb = 2.0 * cs.v * comm.p2p;
+    p2p_exposed_mb = p2p_mb;
     const OverlapUnit f_chunk = ChunkOfPass(p.f_mid, su.fwd, cs.v), b_chunk = ChunkOfPass(p.b_mid, su.bwd, cs.v);
     P2pStep most;
     bool have = false;
@@ -416,7 +433,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_exposed_mb;
   st.exposed = m * exposed_mb + once.f.exposed + once.b.exposed + su.step_end;
   const bool cp_mixed = c.cp > 1 && c.CpRingSize() > 1 && c.CpA2aSize() > 1;
-  DimensionTotals(su, p, once, *sl.comm, m, layers, p2p_mb, p2p_exposed_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed,
+  DimensionTotals(su, p, once, *sl.comm, m, layers, p2p_sent_mb, p2p_exposed_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed,
                   st);
   return st;
 }

@@ -49,6 +49,10 @@ void FillStepFields(const EvaluatorData& d, const ParallelConfig& c, const Confi
   wl->selective_reruns_attention =
       c.recompute == RecomputeMode::kSelective && RecomputesAttention(c.recompute, d.stack);
   wl->dp_overlap_per_chunk = d.stack.dp_overlap_per_chunk;
+  // Tier A's rule (evaluator_stage_time.cc TimeShape): overlapped only with
+  // pp_overlap_p2p on the interleaved schedule.
+  wl->pp_sends_block =
+      !(d.stack.pp_overlap_p2p && c.schedule == PipelineSchedule::kInterleaved && cs.v > 1);
   wl->tokens_per_step = d.job.TokensPerStep();
   wl->model_flops_per_step = Flops(flops.model);
   wl->hardware_flops_per_step = Flops(flops.hardware);

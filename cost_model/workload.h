@@ -41,6 +41,8 @@ struct WorkloadCollective {
   bool every_micro_batch = true; // false: once per step (gathers with the first micro-batch,
                                  // reductions with the last: no_sync / DDP / pipelined FSDP)
   Seconds duration;              // one issue, from the collective model on the placed group
+                                 // (what the compute stream sees when GEMMs hide part of it)
+  Seconds hidden;                // one issue: the part its GEMMs hide (not scheduled; in the dimension's total)
   std::string what;              // "fsdp_allgather", "tp_allreduce", "cp_kv_ring", ...
 };
 
@@ -98,6 +100,10 @@ struct StepWorkload {
   // Megatron-Core's interleaved schedule syncs data-parallel gradients and
   // parameters chunk by chunk (SoftwareStack::dp_overlap_per_chunk).
   bool dp_overlap_per_chunk = false;
+  // A stage's compute waits for each pipeline send it issues (the schedule
+  // waits on its paired send/receive); false: sends run beside the next
+  // pass (Megatron-Core's overlap_p2p_comm, interleaved only).
+  bool pp_sends_block = true;
   std::vector<StageWork> stages;          // pp entries
   int64_t tokens_per_step = 0;
   Flops model_flops_per_step;             // MFU basis, whole job

@@ -123,6 +123,12 @@ Report MakeReport(const StepWorkload& wl, const ClusterSpec& cluster, const Step
     dim_total[dim] += d;
     dim_exposed[dim] += ExposedPart(compute, t.start_s[act], t.end_s[act]);
   }
+  // What the GEMMs hide of the TP collectives belongs to the totals (tier A's meaning).
+  for (int dim = 0; dim < 5; ++dim) {
+    const double hidden = sg.stage_hidden_comm[sg.rank_stage[crit]][dim];
+    dim_total[dim] += hidden;
+    comm_total += hidden;
+  }
 
   // The metrics every tier derives the same way: GPU energy summed over the
   // ranks, node overhead as the workload carries it, fabric switches from the cluster.

@@ -173,6 +173,7 @@ LaneOps Builder::AddColl(int s, const WorkloadCollective& c, ActivitySpec spec) 
   LaneOps ops(lanes(s), -1);
   factory_.AddCollective(g_, s, st, c, spec, stream_scratch_, ops);
   if (c.dim == ParallelDim::kDp) last_dp_[s] = ops;
+  out_.stage_hidden_comm[s][static_cast<int>(c.dim)] += c.hidden.si();   // one issue per call
   return ops;
 }
 
@@ -556,6 +557,8 @@ void Builder::Build() {
         for (int lane = 0; lane < lanes(s); ++lane) send_ops[lane] = send + lane;
         DependOnBase(s, last_compute_[s], send_ops);
         DependOnPending(s, send_ops);
+        // Blocking p2p (StepWorkload::pp_sends_block): the next pass waits for the send.
+        if (wl_.pp_sends_block) pending_[s].push_back(send_ops);
         pass_send_[s][key] = send;
       }
     }
@@ -593,6 +596,7 @@ void BuildStepGraphInto(const StepWorkload& workload, const std::vector<std::vec
   out.rank_weight.clear();
   out.stages.clear();
   out.streams.clear();
+  out.stage_hidden_comm.assign(stage_gpus.size(), std::array<double, 5>{});
   out.world = workload.world_size;
   out.interference_slowdown = std::max(0.0, workload.comm_interference - 1.0);
   for (size_t s = 0; s < stage_gpus.size(); ++s) {

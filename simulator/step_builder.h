@@ -14,6 +14,8 @@
 // the CollectiveFactory's business, so both tiers share this builder.
 #pragma once
 
+#include <array>
+
 #include <span>
 #include <vector>
 
@@ -59,6 +61,10 @@ struct StepGraph {
   std::vector<StageLanes> stages;
   std::vector<RankStreams> streams;     // per graph rank
   double interference_slowdown = 0;     // κ = workload comm_interference − 1
+  // Per stage and ParallelDim: the collective time the stage's GEMMs hide
+  // (WorkloadCollective::hidden of every issue), not scheduled but part of
+  // the dimension's total as in tier A.
+  std::vector<std::array<double, 5>> stage_hidden_comm;
 };
 
 // Builds the step. `stage_gpus[s]` lists the GPUs that get their own graph
