@@ -94,14 +94,17 @@ TEST_CASE("planner: predicted/measured throughput by tp and pp on public multi-n
     ratios[Group(r)].push_back(r.ratio);
   }
   // Committed in docs/accuracy.md "Throughput ratios": per group, the median
-  // |predicted/measured − 1|.
+  // |predicted/measured − 1|. The first and last pipeline stages' one
+  // transfer per micro-batch (docs/DECISIONS.md "A pipeline stage waits for
+  // the transfers it sends") moved Sailor tp=4,pp=4 0.127 -> 0.153 (runs
+  // already predicted faster than measured).
   const std::map<std::string, double> recorded = {
       {"Megatron-LM A100 | tp=1,pp=1", 0.022},  {"Megatron-LM A100 | tp=2,pp=1", 0.039},
       {"Megatron-LM A100 | tp=4,pp=1", 0.041},  {"Megatron-LM A100 | tp=8,pp=1", 0.024},
       {"Megatron-LM A100 | tp=8,pp=2", 0.045},  {"Megatron-LM A100 | tp=8,pp=4", 0.060},
       {"Megatron-LM A100 | tp=8,pp=8", 0.052},  {"Megatron-LM A100 | tp=8,pp>=16", 0.008},
       {"Sailor GH200 fp32 | tp=4,pp=1", 0.246}, {"Sailor GH200 fp32 | tp=4,pp=2", 0.220},
-      {"Sailor GH200 fp32 | tp=4,pp=4", 0.130}, {"Sailor GH200 fp32 | tp=4,pp=8", 0.139},
+      {"Sailor GH200 fp32 | tp=4,pp=4", 0.153}, {"Sailor GH200 fp32 | tp=4,pp=8", 0.139},
   };
   const bool print = std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE") != nullptr;
   std::vector<double> all_errors;

@@ -248,10 +248,16 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
       {"tp=1,pp>=16", 0.156},  {"tp=2,pp=1", 0.200},  {"tp=2,pp=2", 0.167},  {"tp=2,pp=4", 0.111},
       {"tp=2,pp=8", 0.076},  {"tp=2,pp>=16", 0.041},  {"tp=4,pp=1", 0.124},  {"tp=4,pp=2", 0.105},
       {"tp=4,pp=4", 0.100},  {"tp=4,pp=8", 0.206},  {"tp=4,pp>=16", 0.186},  {"tp=8,pp=1", 0.093},
-      {"tp=8,pp=2", 0.226},  {"tp=8,pp=4", 0.495},  {"tp=8,pp=8", 0.647},  {"tp=8,pp>=16", 1.563},
-      {"tp>=16,pp=1", 0.274},  {"tp>=16,pp=2", 0.613},  {"tp>=16,pp=4", 0.601},  {"tp>=16,pp=8", 0.987},
-      {"tp>=16,pp>=16", 4.016},
+      {"tp=8,pp=2", 0.226},  {"tp=8,pp=4", 0.495},  {"tp=8,pp=8", 0.680},  {"tp=8,pp>=16", 1.586},
+      {"tp>=16,pp=1", 0.274},  {"tp>=16,pp=2", 0.613},  {"tp>=16,pp=4", 0.601},  {"tp>=16,pp=8", 1.014},
+      {"tp>=16,pp>=16", 4.090},
   };
+  // The first and last stages' one transfer per micro-batch instead of two
+  // (docs/DECISIONS.md "A pipeline stage waits for the transfers it sends")
+  // makes every pp > 1 run faster: groups already predicted faster than
+  // measured moved away (tp=8,pp=8 0.647 -> 0.680, tp=8,pp>=16 1.563 ->
+  // 1.586, tp>=16,pp=8 0.987 -> 1.014, tp>=16,pp>=16 4.016 -> 4.090; the
+  // others by at most 0.02), tp=1,pp>=16 (predicted slower) 0.156 -> 0.127.
   // The tied 1B and 3B models' embedding all-reduce between the end stages
   // (docs/DECISIONS.md "The tied embedding's gradient all-reduce between the
   // first and last stage") moved tp=1,pp>=16 0.133 -> 0.156 (cells already
@@ -275,10 +281,12 @@ TEST_CASE("planner: predicted/measured throughput on the Ultra-Scale Playbook na
   // the planner's own search (a measured plan among its 16 best in 27 groups,
   // median 0.902; 28 and 0.900 before nanotron's activations lost their 5%
   // slack, when the two 80B kv 8 groups at 8 and 32 nodes had their only
-  // measured plans at ranks 16 and 15).
+  // measured plans at ranks 16 and 15); 26 since the end stages send one
+  // transfer per micro-batch (80B kv 8 at 32 nodes: its measured plan,
+  // pp_layers 19:21:21:19, left the 16 best).
   CHECK(Summarize(all).median_error <= 0.263 + 0.02);
   CHECK(Median(pick_quality) >= 0.898 - 0.02);
-  CHECK(planner_quality.size() >= 27);
+  CHECK(planner_quality.size() >= 26);
   CHECK(Median(planner_quality) >= 0.900 - 0.02);
   if (print) {
     std::printf("by tp, pp: | group | runs | median | min | max | median |ratio-1| %% | cells | cell-best median |"
