@@ -279,6 +279,19 @@ void AddVocabParallelCollectives(const ParallelConfig& c, double activation_byte
   }
 }
 
+// NeMo's distributed Adam (stack.embedding_grads_after_backward): the
+// embedding's and LM head's gradients sit in its last bucket beside the
+// weights whose overlapped sync it disables (the tied embedding at pp > 1,
+// the sequence-parallel ones), so their reduction runs, blocking, after the
+// last backward (_finish_bucket_grad_sync).
+void DeferGradientReductions(std::vector<WorkloadCollective>& list) {
+  for (WorkloadCollective& w : list) {
+    if (w.phase != CommPhase::kGradientReduce || w.every_micro_batch) continue;   // once-per-step buckets only
+    w.phase = CommPhase::kStepEnd;
+    w.blocking = true;
+  }
+}
+
 // The first and last member of a pp group (the tied embedding's group),
 // from the whole group's placed path. Groups are placed regularly, so the
 // pair crosses a node boundary exactly when the group does; across nodes it
@@ -379,6 +392,9 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   std::vector<WorkloadCollective> emb_list =
       ShardingCollectives(c, d.stack, cs.tied_single_copy ? 0.0 : u.emb.params, cs.m, "dp_embedding");
   std::vector<WorkloadCollective> head_list = ShardingCollectives(c, d.stack, u.head.params, cs.m, "dp_lm_head");
+  if (d.stack.embedding_grads_after_backward && (c.pp > 1 || c.sequence_parallel)) {
+    for (auto* list : {&emb_list, &head_list}) DeferGradientReductions(*list);
+  }
   if (c.tp > 1) AddVocabParallelCollectives(c, cs.T * d.lcm.h * d.stack.activation_bytes, emb_list, head_list);
   TimedList<12> emb_timed, head_timed;
   TimeList(emb_list, paths, d.features, emb_timed, rec ? &rec->emb : nullptr);
@@ -559,6 +575,48 @@ const CommTimes& CollectiveTimes(const EvaluatorData& d, const ParallelConfig& c
 
 void PlaceCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u) {
   CollectiveTimes(d, c, cs, u, nullptr);
+}
+
+StageStepEnd TimeStageStepEnd(const EvaluatorData& d, const ParallelConfig& c, double layers, double moe_layers,
+                              bool last, std::vector<WorkloadCollective>* record) {
+  StageStepEnd out;
+  auto add = [&](const WorkloadCollective& w, double t) {
+    out.seconds += t;
+    out.by_dim[DimIndex(w.dim)] += t;
+    if (!record) return;
+    record->push_back(w);
+    record->back().duration = Seconds(t);
+  };
+  WorkloadCollective w;
+  if (TpReplicatedGradCollective(c, d.stack, TpReplicatedGradElements(d.model, c, layers, moe_layers, last), &w)) {
+    PathCache paths(d.cluster, c, d.fabric_id);
+    add(w, paths.Time(ParallelDim::kTp, {}, w.op, w.size, d.features));
+  }
+  bool world = false;
+  if (GradNormCollective(c, d.stack, &w, &world)) {
+    // Timed as a data-parallel group of a config whose dp is every rank:
+    // the whole of it, or its first tp·pp consecutive ranks for the
+    // model-parallel group (as many members; the real group's tp ranks sit
+    // together and its pp ranks apart, so it may cross more nodes: one fp32,
+    // latency-bound, DECISIONS.md).
+    ParallelConfig all = c;
+    all.dp = c.WorldSize();
+    all.tp = all.pp = all.cp = all.ep = 1;
+    all.hsdp_group = 0;
+    PathCache paths(d.cluster, all, d.fabric_id);
+    add(w, paths.Time(ParallelDim::kDp, world ? SubGroup{} : SubGroup{c.tp * c.pp, 1}, w.op, w.size, d.features));
+  }
+  return out;
+}
+
+double StageMoeLayers(const EvaluatorData& d, const StageKinds& kinds, int layers) {
+  if (!d.model.IsMoe()) return 0;
+  if (!d.lcm.several_kinds) return layers;   // every layer routes
+  int moe = 0;
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    if ((k & kLayerKindMoe) != 0) moe += kinds[k];
+  }
+  return moe;
 }
 
 TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,

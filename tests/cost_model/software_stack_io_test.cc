@@ -155,7 +155,7 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   pp_balance_close_at_threshold, query_keeps_packed_qkv, tp_backward_overlap,
   //   pp_transfers_per_micro_batch, pp_tp_gathers_per_micro_batch, zero1_grad_allreduce,
   //   dp_overlap_per_chunk, fp8_split_accum_fprop/dgrad/wgrad, pp_overlap_p2p
-  REQUIRE(StackFields().size() == 90);
+  REQUIRE(StackFields().size() == 93);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
