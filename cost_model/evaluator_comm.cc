@@ -577,8 +577,10 @@ void PlaceCommunication(const EvaluatorData& d, const ParallelConfig& c, const C
   CollectiveTimes(d, c, cs, u, nullptr);
 }
 
-StageStepEnd TimeStageStepEnd(const EvaluatorData& d, const ParallelConfig& c, double layers, double moe_layers,
-                              bool last, std::vector<WorkloadCollective>* record) {
+namespace {
+
+StageStepEnd TimeStageStepEndDirect(const EvaluatorData& d, const ParallelConfig& c, double layers,
+                                    double moe_layers, bool last, std::vector<WorkloadCollective>* record) {
   StageStepEnd out;
   auto add = [&](const WorkloadCollective& w, double t) {
     out.seconds += t;
@@ -607,6 +609,24 @@ StageStepEnd TimeStageStepEnd(const EvaluatorData& d, const ParallelConfig& c, d
     add(w, paths.Time(ParallelDim::kDp, world ? SubGroup{} : SubGroup{c.tp * c.pp, 1}, w.op, w.size, d.features));
   }
   return out;
+}
+
+}  // namespace
+
+StageStepEnd TimeStageStepEnd(const EvaluatorData& d, const ParallelConfig& c, double layers, double moe_layers,
+                              bool last, std::vector<WorkloadCollective>* record) {
+  if (d.stack.sp_grad_bytes <= 0 && !d.stack.grad_norm_allreduce) return StageStepEnd{};
+  // What they depend on beside the evaluator: the degrees, order, sharding
+  // (the grad norm's group), sp, and the stage's layers (memoized per thread
+  // unless recorded, as the collectives' times).
+  WordKey<8> key{{d.fabric_id, Pack(c.dp, c.tp), Pack(c.pp, c.cp),
+                  Pack(c.ep, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0) | (last ? 0x200 : 0)),
+                  Pack(static_cast<int>(layers), static_cast<int>(moe_layers)), 0, 0, 0}};
+  if (record || layers != static_cast<int>(layers) || moe_layers != static_cast<int>(moe_layers) ||
+      !PackOrder(c.order, &key.w[5]))
+    return TimeStageStepEndDirect(d, c, layers, moe_layers, last, record);
+  thread_local SlotMemo<WordKey<8>, StageStepEnd, 1024> memo;
+  return memo.Get(key, [&] { return TimeStageStepEndDirect(d, c, layers, moe_layers, last, nullptr); });
 }
 
 double StageMoeLayers(const EvaluatorData& d, const StageKinds& kinds, int layers) {
