@@ -121,10 +121,10 @@ bool TiedEmbeddingCollective(const ParallelConfig& c, const SoftwareStack& s, do
   // Megatron-Core finalize_model_grads: finish_grad_sync (dp), then
   // _allreduce_word_embedding_grads over the embedding group {first, last
   // stage}; DeepSpeed's ReduceTiedGrads and nanotron's
-  // sync_tied_weights_gradients reduce the same pair (DECISIONS.md).
-  const SubGroup pair = c.pp > 2 && c.pp % 2 == 0 ? SubGroup{2, c.pp / 2} : SubGroup{};
+  // sync_tied_weights_gradients reduce the same pair (DECISIONS.md): the
+  // ends of each pp group, stage 0 and stage pp − 1.
   *out = Make(CollectiveOp::kAllReduce, params * s.tied_grad_bytes, ParallelDim::kPp, CommPhase::kStepEnd, true,
-              "pp_tied_embedding", 1, false, pair);
+              "pp_tied_embedding", 1, false, GroupEnds());
   return true;
 }
 

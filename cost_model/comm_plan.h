@@ -55,10 +55,8 @@ std::vector<WorkloadCollective> ShardingCollectives(const ParallelConfig& config
 // pp > 1: each end stage holds a copy of the V·h/tp shard `params`). Blocking,
 // once per step after the data-parallel sync, in stack.tied_grad_bytes per
 // element; false when the stack runs none (tied_grad_bytes = 0) or pp = 1.
-// The group is two members of the pp group, the first and the last: `sub`
-// names the whole group at pp = 2, and at other even pp the two-member
-// sub-group {0, pp/2} that stands in for it where a group must tile (the
-// evaluator times the first-last pair itself, evaluator_comm.cc).
+// The group is the first and the last member of each pp group (`sub` =
+// GroupEnds(), topology/group_path.h), timed on GroupEndsPath.
 bool TiedEmbeddingCollective(const ParallelConfig& config, const SoftwareStack& stack, double params,
                              WorkloadCollective* out);
 

@@ -54,7 +54,8 @@ class PathCache {
   };
   const Local& Find(ParallelDim dim, SubGroup sub) {
     for (int i = 0; i < n_; ++i) {
-      if (local_[i].dim == dim && local_[i].sub.size == sub.size && local_[i].sub.stride == sub.stride)
+      if (local_[i].dim == dim && local_[i].sub.size == sub.size && local_[i].sub.stride == sub.stride &&
+          local_[i].sub.ends == sub.ends)
         return local_[i];
     }
     PARASIM_CHECK(n_ < static_cast<int>(local_.size()), "too many distinct groups");
@@ -64,7 +65,7 @@ class PathCache {
     const ParallelConfig& c = dim == ParallelDim::kDp && config_.cp > 1 ? Merged() : config_;
     if (memo_) {
       e.key.w = {id_, Pack(c.dp, c.tp), Pack(c.pp, c.cp), Pack(c.ep, static_cast<int>(dim)),
-                 Pack(sub.size, sub.stride)};
+                 Pack(sub.size, sub.stride | (sub.ends ? 1 << 30 : 0))};
       PackOrder(c.order, &e.key.w[5]);
       thread_local SlotMemo<PathKey, GroupPath, 256> paths;
       e.path = paths.Get(e.key, [&] { return ResolveGroupPath(cluster_, c, dim, sub); });
@@ -292,31 +293,6 @@ void DeferGradientReductions(std::vector<WorkloadCollective>& list) {
   }
 }
 
-// The first and last member of a pp group (the tied embedding's group),
-// from the whole group's placed path. Groups are placed regularly, so the
-// pair crosses a node boundary exactly when the group does; across nodes it
-// has one member per node, which carries its own share of the node's NICs
-// (the group's k members per node carried k shares), and its one hop is the
-// ring's closing hop, last stage to first, the group's widest.
-GroupPath PipelineEndsPath(const GroupPath& pp) {
-  GroupPath p = pp;
-  p.ranks = 2;
-  if (!pp.crosses_nodes) {
-    p.nodes = 1;
-    p.ranks_per_node = 2;
-    return p;
-  }
-  const int k = std::max(1, pp.ranks_per_node);
-  p.nodes = 2;
-  p.ranks_per_node = 1;
-  p.groups_sharing_node = pp.groups_sharing_node * k;
-  p.single_rail = k == 1 && pp.single_rail;
-  p.inter_bandwidth = pp.inter_bandwidth / static_cast<double>(k);
-  p.ring_bandwidth = p.inter_bandwidth;   // one member per node: no NVLink leg
-  if (pp.ring_bandwidth < pp.inter_bandwidth) p.bottleneck_class = LinkClass::kNic;
-  return p;
-}
-
 // The tied embedding's gradient all-reduce (comm_plan.h) on the first stage's
 // embedding and the last stage's LM head: each end stage waits for it.
 template <int N>
@@ -324,7 +300,7 @@ void AddTiedEmbedding(const EvaluatorData& d, const ParallelConfig& c, const Uni
                       TimedList<N>& emb, TimedList<N>& head, CommRecord* rec) {
   WorkloadCollective w;
   if (!d.model.tied_embeddings || !TiedEmbeddingCollective(c, d.stack, u.emb.params, &w)) return;
-  const double t = EstimateCollective(w.op, w.size, PipelineEndsPath(paths.Get(ParallelDim::kPp, {})), d.features)
+  const double t = EstimateCollective(w.op, w.size, GroupEndsPath(paths.Get(ParallelDim::kPp, {})), d.features)
                        .time.si();
   const TimedCollective tc = Timed(w, t, 2);   // the first-last pair
   for (TimedList<N>* list : {&emb, &head}) {

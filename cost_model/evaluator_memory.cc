@@ -134,6 +134,16 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
       LossBytes(d.stack, T, d.lcm.vocab, c.tp) +
       GatheredHeadInputBytes(d.stack, T, static_cast<double>(d.model.hidden_size), c.tp, c.sequence_parallel);
   const double held_output_bytes = HeldOutputBytes(d.stack, T, d.lcm.vocab, c.tp, cs.m, cs.pp > 1);
+  // An engine keeping its stage-boundary tensors per micro-batch (torch pipelining).
+  const double boundary_tensor_bytes =
+      d.stack.pp_keeps_boundary_tensors && cs.pp > 1
+          ? PipelineBoundaryTensorBytes(d.stack, T, static_cast<double>(d.model.hidden_size), c.tp,
+                                        c.sequence_parallel)
+          : 0.0;
+  // The step's merged last-stage outputs: every micro-batch's logits (÷ tp).
+  const double merged_output_bytes = d.stack.pp_merges_last_stage_outputs && cs.pp > 1
+                                         ? cs.m * T * d.lcm.vocab / std::max(1, c.tp) * d.stack.activation_bytes
+                                         : 0.0;
   // The framework's kept TP all-gather buffers: micro-batch tokens × hidden each.
   const double kept_buffers = c.tp > 1 && c.sequence_parallel ? d.stack.tp_gather_buffers * T *
                                                                      static_cast<double>(d.model.hidden_size) *
@@ -203,6 +213,12 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     }
     mi.logits_bytes = last ? logits_bytes : 0.0;
     mi.held_output_bytes = last ? held_output_bytes : 0.0;
+    mi.merged_output_bytes = last ? merged_output_bytes : 0.0;
+    const int chunks = c.schedule == PipelineSchedule::kInterleaved ? std::max(1, cs.v) : 1;
+    mi.pipeline_buffer_bytes =
+        boundary_tensor_bytes > 0
+            ? boundary_tensor_bytes * PipelineBoundaryTensors(cs.pp, cs.m, chunks, in_flight * chunks, s)
+            : 0.0;
     // The layers' quantized weight copies (not the BF16 blocks; embedding and
     // head stay BF16): the stage's layer weights on this GPU.
     mi.quantized_weight_cache = weight_cache_bytes * (L - bf16) * layer.params;

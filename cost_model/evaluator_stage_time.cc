@@ -563,7 +563,10 @@ PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs) {
   double fill_p2p = 0;
   for (int s = 0; s < cs.pp; ++s)
     if (s != crit) fill_p2p += plan.Of(s).p2p_hidden_mb;
-  const bool split = cs.pp > 1 && cs.v > 1 && cs.m % cs.pp == 0 && HasSplitChunks(layers, cs.v);
+  // Unequal chunks, or unequal stages (a critical stage's closed form
+  // charges every stage its passes): replay the interleaved order.
+  const bool unequal = std::any_of(layers.begin(), layers.end(), [&](int n) { return n != layers[0]; });
+  const bool split = cs.pp > 1 && cs.v > 1 && cs.m % cs.pp == 0 && (unequal || HasSplitChunks(layers, cs.v));
   const double pipeline =
       split ? SplitChunkPipelineSeconds(plan, cs) : PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v);
   return PipelineStep{pipeline + fill_p2p / std::max(1, cs.v) + extra_max, crit};

@@ -249,11 +249,14 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   MemoryPhases& ph = e.phases;
   // End of forward: every micro-batch in flight, the loss on the last stage;
   // gradients accumulated unsharded from earlier micro-batches are resident.
-  ph.forward_end = f * (in.activation_bytes + in.logits_bytes + in.held_output_bytes) + gathered +
+  ph.forward_end = f * (in.activation_bytes + in.logits_bytes + in.held_output_bytes + in.pipeline_buffer_bytes) +
+                   gathered +
                    (accumulate_unsharded ? grad_temp : 0.0);
   // Backward of the last layer: its recompute working set beside the stored
   // activations, the gathered weights and the gradient buffers.
-  ph.backward = f * (in.activation_bytes + in.working_bytes + in.held_output_bytes) + gathered + grad_temp;
+  ph.backward =
+      f * (in.activation_bytes + in.working_bytes + in.held_output_bytes + in.pipeline_buffer_bytes) + gathered +
+      grad_temp;
   // After backward: activations freed; the flattened bucket being reduced.
   ph.reduce = reduce_temp;
   // Optimizer step: temporaries per parameter it updates.
@@ -264,11 +267,13 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   if (peak == ph.forward_end) {
     e.activations = f * in.activation_bytes;
     e.logits = f * (in.logits_bytes + in.held_output_bytes);
+    e.pipeline_buffers = f * in.pipeline_buffer_bytes;
     e.gathered_weights = gathered;
     e.grad_temporaries = accumulate_unsharded ? grad_temp : 0.0;
   } else if (peak == ph.backward) {
     e.activations = f * (in.activation_bytes + in.working_bytes);
     e.logits = f * in.held_output_bytes;
+    e.pipeline_buffers = f * in.pipeline_buffer_bytes;
     e.gathered_weights = gathered;
     e.grad_temporaries = grad_temp;
   } else if (peak == ph.reduce) {
@@ -290,6 +295,15 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
     const double largest_cached = s.logits_bytes_per_element > 0 ? in.logits_bytes / s.logits_bytes_per_element * 4 : 0;
     if (buffer > largest_cached) step_segments = step_buffers;
   }
+  // The pipeline step's merged last-stage outputs, allocated after the last
+  // backward and dropped: the same test against the largest cached block
+  // (one micro-batch's fp32 logits) decides whether they add a segment.
+  double merge_segment = 0;
+  if (in.merged_output_bytes > 0) {
+    const double largest_cached = s.logits_bytes_per_element > 0 ? in.logits_bytes / s.logits_bytes_per_element * 4 : 0;
+    if (in.merged_output_bytes > largest_cached) merge_segment = in.merged_output_bytes;
+    step_buffers = std::max(step_buffers, in.merged_output_bytes);
+  }
   e.reserve = s.reserve_bytes;
   e.context = s.cuda_context_bytes;
   e.kept_buffers = in.kept_buffers;
@@ -303,8 +317,9 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
                                std::max({ph.reduce, ph.optimizer, step_buffers});
   const double persistent =
       e.weights + e.grads + e.optimizer + e.kept_buffers + e.gemm_workspaces + e.reserve + e.context;
-  e.total = persistent + peak + step_segments;
-  if (step_segments > 0 && in.device_bytes > 0 && e.total > in.device_bytes) {
+  e.total = persistent + peak + step_segments + merge_segment;
+  const double added = step_segments + merge_segment;
+  if (added > 0 && in.device_bytes > 0 && e.total > in.device_bytes) {
     // The buffers' cudaMalloc fails: the allocator frees every wholly free
     // cached segment (the activations', freed by backward) and retries. The
     // buffers' own segments stay cached and, free again after the step, are
@@ -312,10 +327,13 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
     // of them (best fit, large blocks split) and new segments are added only
     // past them. From then on the pool is the larger of the two, not their
     // sum; past the GPU either way is a real OOM.
-    e.total = persistent + std::max(peak, step_segments);
-    step_segments = std::max(0.0, step_segments - peak);
+    e.total = persistent + std::max(peak, added);
+    const double kept = std::max(0.0, added - peak) / added;
+    step_segments *= kept;
+    merge_segment *= kept;
   }
   e.optimizer_temporaries += step_segments;
+  e.merged_outputs = merge_segment;
   return e;
 }
 
@@ -346,6 +364,27 @@ double HeldOutputBytes(const SoftwareStack& s, double tokens, double vocab, int 
   const bool loss_leaves_out_logits = UsesVocabParallelLoss(s, tp) && s.vocab_parallel_peak_excludes_logits;
   if (pipelined && s.held_last_stage_outputs > 0 && loss_leaves_out_logits) held += 1.0;
   return held * tokens * vocab / std::max(1, tp) * s.activation_bytes;
+}
+
+double PipelineBoundaryTensors(int pp, int m, int vpp, double chunks_in_flight, int stage) {
+  if (pp <= 1 || m <= 0) return 0.0;
+  const int v = std::max(1, vpp);
+  const double mv = static_cast<double>(m) * v;
+  // Every forward done: the backwards done are the chunk forwards not in flight.
+  const double backwards_done = std::max(0.0, mv - chunks_in_flight);
+  // Chunks that are not the last stage: m gradient buffers + m outputs each.
+  const int not_last = v - (stage == pp - 1 ? 1 : 0);
+  // Chunks that are not the first stage: m − in flight receive buffers beyond
+  // the saved first-layer inputs + one input gradient per backward done.
+  double backwards_not_first = backwards_done;
+  if (stage == 0) backwards_not_first -= std::max(0.0, backwards_done - static_cast<double>(v - 1) * m);
+  return 2.0 * m * not_last + 2.0 * backwards_not_first;
+}
+
+double PipelineBoundaryTensorBytes(const SoftwareStack& s, double tokens, double hidden, int tp,
+                                   bool sequence_parallel) {
+  const int split = sequence_parallel ? std::max(1, tp) : 1;
+  return tokens * hidden * s.activation_bytes / split;
 }
 
 double FusedSwiGluSavedBytes(const ModelSpec& m, const SoftwareStack& stack) {
@@ -436,7 +475,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
 std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   // Built in place (the evaluator asks once per config).
   std::vector<std::pair<std::string, double>> out;
-  out.reserve(12);
+  out.reserve(14);
   out.emplace_back("weights", weights);
   out.emplace_back("gathered_weights", gathered_weights);
   out.emplace_back("gradients", grads);
@@ -445,6 +484,8 @@ std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   out.emplace_back("optimizer_temporaries", optimizer_temporaries);
   out.emplace_back("activations", activations);
   out.emplace_back("logits", logits);
+  if (pipeline_buffers > 0) out.emplace_back("pipeline_buffers", pipeline_buffers);   // only engines that keep them
+  if (merged_outputs > 0) out.emplace_back("merged_outputs", merged_outputs);   // only engines that merge them
   if (kept_buffers > 0) out.emplace_back("kept_buffers", kept_buffers);   // only stacks that keep any
   if (gemm_workspaces > 0) out.emplace_back("gemm_workspaces", gemm_workspaces);   // only stacks that charge them
   out.emplace_back("reserve", reserve);

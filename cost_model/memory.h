@@ -136,6 +136,29 @@ double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int num_micro_bat
 // then; torch's ScheduleInterleaved1F1B keeps the warm-up count).
 double InterleavedMicroBatchesInFlight(int pp, int num_micro_batches, int vpp, int stage, bool full_warmup = true);
 
+// Stage-boundary tensors (each one micro-batch's stage input or output:
+// tokens·h in the activation dtype, ÷ tp under SP) that an engine keeping
+// them per micro-batch (SoftwareStack::pp_keeps_boundary_tensors, torch.
+// distributed.pipelining) holds on pipeline rank `stage` beyond the layer
+// inputs its activations count, at the rank's last backward that starts
+// with `chunks_in_flight` chunk forwards held (1F1B: the steady state's end,
+// every forward done; the last stage: the last micro-batch's loss, as
+// HeldOutputBytes). Per chunk (v per rank, chunk j is stage stage + j·pp):
+// not the last stage, m output-gradient receive buffers and m kept outputs;
+// not the first, m input receive buffers, of which those of the
+// micro-batches in flight are the first layer's saved input, and one input
+// gradient per backward done. With every forward done both last terms are
+// the backwards done, m·v − chunks_in_flight on the rank; on rank 0 those of
+// chunk 0 (first stage) excluded, taken as the backwards beyond the other
+// chunks' (v − 1)·m (backward runs chunk v − 1 first: exact for one group of
+// micro-batches, m ≤ pp). 0 without pipelining.
+double PipelineBoundaryTensors(int pp, int num_micro_batches, int vpp, double chunks_in_flight, int stage);
+// Bytes of one boundary tensor: tokens·hidden in the activation dtype, ÷ tp
+// where sequence parallelism shards it (the stage outputs torchtitan's
+// RowwiseParallel(output_layouts=Shard(1)) returns as local tensors).
+double PipelineBoundaryTensorBytes(const SoftwareStack& stack, double tokens, double hidden, int tp,
+                                   bool sequence_parallel);
+
 // Parameters held by one GPU of a stage, before data-parallel sharding.
 struct StageParams {
   double dense = 0;            // ÷ tp (attention, dense MLP, norms, embedding, LM head on their stages)
@@ -155,6 +178,10 @@ struct MemoryInputs {
   double working_bytes = 0;     // extra transient (full recompute of one layer)
   double logits_bytes = 0;      // last stage: one micro-batch's logits for the loss
   double held_output_bytes = 0; // last stage: earlier micro-batches' outputs the engine still holds
+  double pipeline_buffer_bytes = 0;  // boundary tensors the engine keeps (PipelineBoundaryTensors)
+  // Last stage: the step's concatenation of every micro-batch's output
+  // (SoftwareStack::pp_merges_last_stage_outputs), allocated after backward.
+  double merged_output_bytes = 0;
   double quantized_weight_cache = 0;  // bytes of cached FP8/NVFP4 weight copies (persistent, in `weights`)
   // Bytes of gathered (unsharded) weights where they are not compute_param_bytes
   // per element: the stage's weights all gathered, and its largest FSDP unit.
@@ -190,6 +217,8 @@ struct MemoryEstimate {
   double weights = 0, grads = 0, optimizer = 0;
   // The components of the peak transient phase (× fragmentation).
   double gathered_weights = 0, grad_temporaries = 0, activations = 0, logits = 0, optimizer_temporaries = 0;
+  double pipeline_buffers = 0;      // MemoryInputs::pipeline_buffer_bytes at a forward/backward peak
+  double merged_outputs = 0;        // the segment the merged outputs add to the reserved pool (0: a cached block held them)
   double reserve = 0, context = 0;  // NCCL buffers/workspaces; CUDA context
   double kept_buffers = 0;          // MemoryInputs::kept_buffers (persistent, allocated)
   double gemm_workspaces = 0;       // stack.gemm_workspace_bytes (persistent, allocated)

@@ -346,6 +346,24 @@ SoftwareStack Torchtitan() {
   // (torch/distributed/pipelining/stage.py, _PipelineStageBase.forward_one_chunk,
   // output_chunks.append(output); PyTorch 2.5-2.6): all earlier micro-batches.
   s.held_last_stage_outputs = kEveryEarlierMicroBatch;
+  // The same engine keeps its stage-boundary tensors per micro-batch
+  // (torch/distributed/pipelining/stage.py, torch 2.6 era as 1963fc8 ran it):
+  // PipelineStage._prepare_forward_infra allocates one input receive buffer
+  // per micro-batch (non-first stages) and _prepare_backward_infra /
+  // _create_grad_recv_info one output-gradient buffer per micro-batch
+  // (non-last), kept across steps; forward_one_chunk appends every stage's
+  // output to output_chunks (get_fwd_send_ops sends from it); _backward.py
+  // stage_backward leaves each input gradient in its receive buffer's .grad.
+  // Both last until clear_runtime_states at the next step() (a later torch
+  // sets .grad = None in stage_backward).
+  s.pp_keeps_boundary_tensors = true;
+  // Its schedules' step() ends, on the last stage, with
+  // `return self._merge_outputs(stage.output_chunks)` (schedules.py,
+  // PipelineScheduleSingle.step and PipelineScheduleMulti.step): microbatch.py
+  // merge_chunks torch.cat's the m outputs (the logits, ÷ tp with loss
+  // parallel) into one new tensor after the last backward; torchtitan's
+  // train.py drops the result.
+  s.pp_merges_last_stage_outputs = true;
   // Loss parallel (training.disable_loss_parallel defaults to False): with
   // tp > 1 the logits stay vocab-sharded and F.cross_entropy runs torch's
   // loss_parallel ops (torch/distributed/tensor/parallel/loss.py, torch

@@ -296,6 +296,18 @@ struct SoftwareStack {
   // warm-up count (v − 1)·p + 2·(p − 1 − rank) chunks (torch.distributed.
   // pipelining ScheduleInterleaved1F1B has no such case).
   bool pp_interleaved_full_warmup = true;
+  // The pipeline engine keeps its stage-boundary tensors per micro-batch
+  // (torch.distributed.pipelining): one receive buffer per micro-batch for
+  // the stage input and one for the output's gradient (allocated once, kept),
+  // every micro-batch's stage output (output_chunks) and input gradient (the
+  // receive buffer's .grad) until the next step clears them. false: the
+  // engine frees a boundary tensor once sent or consumed (PipelineBoundaryTensors).
+  bool pp_keeps_boundary_tensors = false;
+  // The engine's step returns the last stage's outputs of every micro-batch
+  // concatenated, allocated after the last backward (torch.distributed.
+  // pipelining: _merge_outputs, torch.cat of output_chunks): one m-times
+  // larger tensor than any the step held, so a new allocator segment.
+  bool pp_merges_last_stage_outputs = false;
   // Sequence-parallel TP collectives overlapped with the adjacent GEMM
   // (Megatron-Core --tp-comm-overlap with Transformer Engine userbuffers,
   // torchtitan async TP): the fraction of their time hidden (0 = blocking),

@@ -143,6 +143,10 @@ const std::vector<StackField>& StackFields() {
            "GQA K/V repeated to every head before attention (saved and CP-moved a*d wide)"),
       Flag("pp_interleaved_full_warmup", &St::pp_interleaved_full_warmup,
            "interleaved with m = pp: every chunk forward before the first backward"),
+      Flag("pp_keeps_boundary_tensors", &St::pp_keeps_boundary_tensors,
+           "pp: per-micro-batch receive buffers, stage outputs and input grads kept to step end"),
+      Flag("pp_merges_last_stage_outputs", &St::pp_merges_last_stage_outputs,
+           "pp: the step concatenates the last stage's outputs after the last backward"),
       Real("host_per_micro_batch_s", &St::host_per_micro_batch_s, 0, "CPU per micro-batch launching no kernel"),
       Real("tp_comm_overlap", &St::tp_comm_overlap, 0, "fraction of SP TP comm hidden under GEMMs", 1.0),
       Real("tp_overlap_gemm_slowdown", &St::tp_overlap_gemm_slowdown, 0, "GEMM time lost while TP comm overlaps",
@@ -171,7 +175,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97, s98] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97, s98, s99, s100] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 

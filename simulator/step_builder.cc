@@ -424,10 +424,22 @@ void Builder::StepEnd(int s) {
   }
   ActivitySpec spec;
   spec.name = g_.InternName("optimizer");
+  // The data-parallel ones first; the others (the tied embedding's pair)
+  // after them, not beside them: every framework that runs both does them
+  // one after the other (Megatron-Core's finalize_model_grads finishes the
+  // DP sync, then the embedding group's; nanotron's DDP sync completes in
+  // backward before sync_tied_weights_gradients; DeepSpeed's pipeline
+  // engine reduces tied then DP gradients, blocking both), as tier A
+  // charges them in full.
+  std::stable_partition(before.begin(), before.end(),
+                        [](const WorkloadCollective* c) { return c->dim == ParallelDim::kDp; });
   for (const WorkloadCollective* c : before) {
     LaneOps ops = AddColl(s, *c, Label(*owner, "step_end", -1, 0));
     DependOnBase(s, last_compute_[s], ops);
     DependOnPending(s, ops);
+    if (c->dim != ParallelDim::kDp && !last_dp_[s].empty()) {
+      for (int lane = 0; lane < lanes(s); ++lane) g_.AddDependency(last_dp_[s][lane], ops[lane]);
+    }
     pending_[s].push_back(ops);
   }
   // The optimizer updates once every gradient is reduced (the DP stream is in order).

@@ -32,6 +32,20 @@ FlowCollectives::FlowCollectives(const StepWorkload& workload, const ClusterSpec
   for (size_t g = 0; g < tp_groups_.size(); ++g) {
     for (int gpu : tp_groups_[g]) tp_group_of_gpu_[gpu] = static_cast<int>(g);
   }
+  // Lane GPUs by stage (a GPU's stage is its index in its pipeline group).
+  std::vector<int> stage_of(workload.world_size, 0);
+  int stages = 1;
+  for (const auto& group : placement_.AllGroups(ParallelDim::kPp)) {
+    stages = static_cast<int>(group.size());
+    for (size_t k = 0; k < group.size(); ++k) stage_of[group[k]] = static_cast<int>(k);
+  }
+  std::vector<std::vector<int>> stage_lanes(stages);
+  for (int gpu : LaneGpus(workload.config, workload.world_size)) stage_lanes[stage_of[gpu]].push_back(gpu);
+  rank_of_gpu_.assign(workload.world_size, -1);
+  int rank = 0;
+  for (const auto& lanes : stage_lanes) {
+    for (int gpu : lanes) rank_of_gpu_[gpu] = rank++;
+  }
 }
 
 std::vector<int> FlowCollectives::LaneGpus(const ParallelConfig& config, int world) {
@@ -66,7 +80,7 @@ void FlowCollectives::AppendRoute(int from_gpu, int to_gpu, std::vector<LinkUse>
 }
 
 FlowCollectives::GroupSet& FlowCollectives::Groups(ParallelDim dim, SubGroup sub, bool all_to_all) {
-  auto key = std::make_tuple(static_cast<int>(dim), sub.size, sub.stride, all_to_all ? 1 : 0);
+  auto key = std::make_tuple(static_cast<int>(dim), sub.size, sub.stride, sub.ends, all_to_all ? 1 : 0);
   auto it = groups_.find(key);
   if (it != groups_.end()) return it->second;
   GroupSet set;
@@ -119,7 +133,7 @@ void FlowCollectives::AddRingFlowSets(TaskGraph& graph, GroupSet& set, bool all_
 // cluster. Keyed by size too: the split and the algorithm change with it.
 const CollectiveSchedule& FlowCollectives::Schedule(const WorkloadCollective& coll, int) {
   auto key = std::make_tuple(static_cast<int>(coll.op), static_cast<int>(coll.dim), coll.sub.size,
-                             coll.sub.stride, coll.size.si());
+                             coll.sub.stride, coll.sub.ends, coll.size.si());
   auto it = schedules_.find(key);
   if (it != schedules_.end()) return it->second;
   const ParallelConfig config =
@@ -191,27 +205,62 @@ void FlowCollectives::AddStepCollective(TaskGraph& graph, GroupSet& set, int gro
   a.steps = sched.steps;
 }
 
+FlowCollectives::CrossKey FlowCollectives::CrossKeyOf(const WorkloadCollective& coll) {
+  return CrossKey{static_cast<int>(coll.op), static_cast<int>(coll.dim), coll.size.si(), coll.what};
+}
+
+int FlowCollectives::CrossStageStream(TaskGraph& graph, int gpu) {
+  const int rank = rank_of_gpu_[gpu];
+  PARASIM_CHECK(rank >= 0, "group member ", gpu, " has no lane");
+  auto it = cross_stream_of_rank_.find(rank);
+  if (it == cross_stream_of_rank_.end()) {
+    it = cross_stream_of_rank_.emplace(rank, graph.AddStream(rank, StreamKind::kPp)).first;
+  }
+  return it->second;
+}
+
+bool FlowCollectives::ClaimCrossStage(const WorkloadCollective& coll, int gpu, int32_t* op) {
+  auto pending = cross_pending_.find(CrossKeyOf(coll));
+  if (pending == cross_pending_.end()) return false;
+  auto it = pending->second.find(gpu);   // the earliest unclaimed issue of this GPU
+  if (it == pending->second.end()) return false;
+  *op = it->second;
+  pending->second.erase(it);
+  return true;
+}
+
 void FlowCollectives::AddCollective(TaskGraph& graph, int, const StageLanes& lanes, const WorkloadCollective& coll,
                                     const ActivitySpec& spec, std::span<const int> streams,
                                     std::vector<int32_t>& lane_ops) {
-  for (size_t lane = 0; lane < lanes.gpus.size(); ++lane) lane_of_gpu_[lanes.gpus[lane]] = static_cast<int>(lane);
+  for (size_t lane = 0; lane < lanes.gpus.size(); ++lane) {
+    lane_of_gpu_[lanes.gpus[lane]] = static_cast<int>(lane);
+    PARASIM_CHECK(rank_of_gpu_[lanes.gpus[lane]] == lanes.ranks[lane], "graph rank of GPU ", lanes.gpus[lane]);
+  }
   const bool all_to_all = coll.op == CollectiveOp::kAllToAll;
   GroupSet& set = Groups(coll.dim, coll.sub, all_to_all);
   const double total_s = coll.duration.si();
   const double latency_s = step_level_ ? 0 : total_s * LatencyFraction(coll);
   std::vector<int32_t> member_streams;
+  std::vector<int> later_gpus;   // members on other stages, by participant index
   std::fill(lane_ops.begin(), lane_ops.end(), -1);
   for (size_t lane = 0; lane < lanes.gpus.size(); ++lane) {
     if (lane_ops[lane] >= 0) continue;
     const int group = set.group_of_gpu[lanes.gpus[lane]];
+    PARASIM_CHECK(group >= 0, "GPU ", lanes.gpus[lane], " is in no group of ", coll.what);
+    if (coll.sub.ends && ClaimCrossStage(coll, lanes.gpus[lane], &lane_ops[lane])) continue;
     const std::vector<int>& members = set.members[group];
     // Participants: the members that are lanes (a TP group has one, its leader).
     member_streams.clear();
     member_lanes_.clear();
+    later_gpus.clear();
     for (int gpu : members) {
       const int l = lane_of_gpu_[gpu];
       if (l < 0 || lanes.gpus[l] != gpu) {
-        PARASIM_CHECK(coll.dim == ParallelDim::kTp, "group member ", gpu, " has no lane in its stage");
+        if (coll.dim == ParallelDim::kTp) continue;
+        PARASIM_CHECK(coll.sub.ends, "group member ", gpu, " has no lane in its stage");
+        member_streams.push_back(CrossStageStream(graph, gpu));
+        member_lanes_.push_back(-1);
+        later_gpus.push_back(gpu);
         continue;
       }
       member_streams.push_back(streams[l]);
@@ -230,7 +279,15 @@ void FlowCollectives::AddCollective(TaskGraph& graph, int, const StageLanes& lan
       }
     }
     const int32_t first = graph.AddGroupOp(member_streams, a);
-    for (size_t k = 0; k < member_lanes_.size(); ++k) lane_ops[member_lanes_[k]] = first + static_cast<int32_t>(k);
+    size_t later = 0;
+    for (size_t k = 0; k < member_lanes_.size(); ++k) {
+      const int32_t op = first + static_cast<int32_t>(k);
+      if (member_lanes_[k] >= 0) {
+        lane_ops[member_lanes_[k]] = op;
+      } else {
+        cross_pending_[CrossKeyOf(coll)].emplace(later_gpus[later++], op);
+      }
+    }
   }
 }
 

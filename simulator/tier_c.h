@@ -24,10 +24,17 @@
 // GPUs (a straggler in it slows the lane); the tp identical copies of every
 // other collective (DP, CP, EP, PP, one per TP rank) run at once and are one
 // variable over the union of their rings.
+//
+// A group whose members sit on different stages (the tied embedding's pair
+// of stages 0 and pp − 1, SubGroup::ends) is one group op over both stages'
+// lanes, made when its first stage issues it: the later stage's member runs
+// on a stream of its own (its pp stream is still empty then, and its sends
+// must not queue behind the op), and the later stage's issue claims it.
 #pragma once
 
 #include <map>
 #include <span>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -83,6 +90,12 @@ class FlowCollectives : public CollectiveFactory {
   void AppendRoute(int from_gpu, int to_gpu, std::vector<LinkUse>& out) const;
   void AddStepCollective(TaskGraph& graph, GroupSet& set, int group, const WorkloadCollective& coll,
                          ActivitySpec& a);
+  // Cross-stage groups: the stream a later stage's member runs on, and the
+  // op an earlier stage made for `gpu`'s issue of `coll` (false: none).
+  int CrossStageStream(TaskGraph& graph, int gpu);
+  bool ClaimCrossStage(const WorkloadCollective& coll, int gpu, int32_t* op);
+  using CrossKey = std::tuple<int, int, double, std::string>;   // op, dim, size, what
+  static CrossKey CrossKeyOf(const WorkloadCollective& coll);
 
   const StepWorkload& workload_;
   const ClusterSpec& cluster_;
@@ -90,11 +103,16 @@ class FlowCollectives : public CollectiveFactory {
   Placement placement_;
   Placement weight_placement_;   // dp groups of dense weights span dp·cp ranks (WeightGroupConfig)
   std::vector<double> capacity_Bps_;
-  std::map<std::tuple<int, int, int, int>, GroupSet> groups_;   // (dim, sub.size, sub.stride, all-to-all)
+  std::map<std::tuple<int, int, int, bool, int>, GroupSet> groups_;   // (dim, sub.size, .stride, .ends, all-to-all)
   bool step_level_ = true;
-  std::map<std::tuple<int, int, int, int, double>, CollectiveSchedule> schedules_;
+  std::map<std::tuple<int, int, int, int, bool, double>, CollectiveSchedule> schedules_;
   std::map<std::pair<int, int>, std::vector<int32_t>> send_flow_sets_;   // (from, to stage) -> per lane
   std::vector<int> lane_of_gpu_;
+  // Graph rank of each lane GPU as BuildStepGraphInto numbers them (stage by
+  // stage, lanes in ascending GPU order; -1: not a lane), checked per call.
+  std::vector<int> rank_of_gpu_;
+  std::map<int, int> cross_stream_of_rank_;
+  std::map<CrossKey, std::multimap<int, int32_t>> cross_pending_;   // gpu -> op, in issue order
   std::vector<int> member_lanes_;   // scratch
   std::vector<std::vector<int>> tp_groups_;
   std::vector<int> tp_group_of_gpu_;

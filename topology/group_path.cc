@@ -124,6 +124,7 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
   if (config.WorldSize() != cluster.TotalGpus())
     throw InvalidInput("", "config", StrCat("dp*tp*pp*cp = ", config.WorldSize(), " does not equal the cluster's ",
                                      cluster.TotalGpus(), " GPUs"));
+  if (sub.ends) return GroupEndsPath(ResolveGroupPath(cluster, config, dim, SubGroup{}));
   const ClusterShape s = MakeClusterShape(cluster);
   const GroupLayout l = LayoutOf(config, dim, sub);
   const int d = s.domain_gpus;
@@ -215,13 +216,18 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
     inter_class = LinkClass::kPcie;
   }
 
-  // Where the ring's node-to-node hops go in the fabric.
+  // Where the ring's node-to-node hops go in the fabric. A group fits a
+  // block when every translate does: aligned (the block a multiple of its
+  // extent) or the whole cluster inside one block (3 nodes under one leaf:
+  // a pp = 3 group's extent does not divide the leaf's, but it never leaves it).
+  const long long world = cluster.TotalGpus();
+  const auto fits = [&](long long block) { return FitsBlocks(l, block) || (l.extent <= block && world <= block); };
   if (s.tiers <= 1) {
     p.max_switch_hops = 1;
-  } else if (FitsBlocks(l, static_cast<long long>(s.LeafBlockDomains()) * d)) {
+  } else if (fits(static_cast<long long>(s.LeafBlockDomains()) * d)) {
     p.max_switch_hops = 1;
   } else {
-    p.max_switch_hops = (s.tiers == 2 || FitsBlocks(l, static_cast<long long>(s.PodBlockDomains()) * d)) ? 3 : 5;
+    p.max_switch_hops = (s.tiers == 2 || fits(static_cast<long long>(s.PodBlockDomains()) * d)) ? 3 : 5;
     // Fraction of a leaf's ring hops that leave it: a hop from domain x to
     // x + t leaves the leaf once per block of B domains (every hop if t >= B).
     // Domains between consecutive ring nodes: 1 when a factor runs across
@@ -253,6 +259,25 @@ GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& con
     p.bottleneck_class = inter_class;
   }
   p.sharp_capable = in.sharp;
+  return p;
+}
+
+GroupPath GroupEndsPath(const GroupPath& whole) {
+  GroupPath p = whole;
+  p.ranks = std::min(whole.ranks, 2);
+  if (!whole.crosses_nodes) {
+    p.nodes = 1;
+    p.ranks_per_node = p.ranks;
+    return p;
+  }
+  const int k = std::max(1, whole.ranks_per_node);
+  p.nodes = 2;
+  p.ranks_per_node = 1;
+  p.groups_sharing_node = whole.groups_sharing_node * k;
+  p.single_rail = k == 1 && whole.single_rail;
+  p.inter_bandwidth = whole.inter_bandwidth / static_cast<double>(k);
+  p.ring_bandwidth = p.inter_bandwidth;   // one member per node: no NVLink leg
+  if (whole.ring_bandwidth < whole.inter_bandwidth) p.bottleneck_class = LinkClass::kNic;
   return p;
 }
 

@@ -46,17 +46,31 @@ const char* ToString(ParallelDim d);   // "tp" | "cp" | "ep" | "dp" | "pp"
 
 // A sub-group of a dimension's group: `size` members taken every `stride`
 // members of it. hsdp:G uses {G, 1} for the shard group and {dp/G, G} for the
-// replica group; size 0 means the whole group.
+// replica group; size 0 means the whole group. `ends`: the group's first and
+// last member only (size and stride unused): the tied embedding's pair of
+// pipeline stages 0 and pp − 1, which leaves the middle stages out and so
+// does not tile its group as the strided sub-groups do.
 struct SubGroup {
   int size = 0;
   int stride = 1;
+  bool ends = false;
 };
+inline SubGroup GroupEnds() { return SubGroup{0, 1, true}; }
 
 // What every group of `dim` (placed by config.order on `cluster`) sees when it
 // runs a ring/tree collective while all groups of that dimension run theirs at
 // once. Closed form from the cluster's regular structure: O(1), no graph, so
 // the planner can call it for millions of configs. Pure and thread-safe.
+// An `ends` sub-group resolves to GroupEndsPath of its whole group.
 GroupPath ResolveGroupPath(const ClusterSpec& cluster, const ParallelConfig& config,
                            ParallelDim dim, SubGroup sub = {});
+
+// The first and last member of a group, from the whole group's placed path.
+// Groups are placed regularly, so the pair crosses a node boundary exactly
+// when the group does; across nodes it has one member per node, which
+// carries its own share of the node's NICs (the group's k members per node
+// carried k shares), and its one hop is the ring's closing hop, last member
+// to first, the group's widest.
+GroupPath GroupEndsPath(const GroupPath& whole);
 
 }  // namespace parasim

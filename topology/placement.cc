@@ -94,6 +94,18 @@ GroupLayout LayoutOf(const ParallelConfig& config, ParallelDim dim, SubGroup sub
   }
   int size = 1;
   for (const auto& f : factors) size *= f.size;
+  if (sub.ends) {
+    // The first and the last member, b and b + sum_i (size_i − 1)·stride_i:
+    // one factor of two. The pairs do not tile the ranks (the middle members
+    // belong to none), so Placement enumerates them from the whole groups.
+    long long last = 0;
+    for (const auto& f : factors) last += (f.size - 1) * f.stride;
+    GroupLayout ends;
+    ends.extent = factors.empty() ? 1 : factors.back().stride * factors.back().size;
+    if (last > 0) ends.factors.push_back({2, last});
+    ends.size = last > 0 ? 2 : 1;
+    return ends;
+  }
   if (sub.size > 0 && !(sub.size == size && sub.stride == 1)) {
     if (sub.stride < 1 || static_cast<long long>(sub.size) * sub.stride > size || size % (sub.size * sub.stride) != 0)
       throw InvalidInput("", "config", StrCat("sub-group of ", sub.size, " every ", sub.stride, " does not tile a ",
@@ -145,6 +157,7 @@ Placement::Placement(const ParallelConfig& config, int world) : config_(config),
 }
 
 int Placement::GroupCount(ParallelDim dim, SubGroup sub) const {
+  if (sub.ends) return GroupCount(dim);   // one pair per group
   return world_ / LayoutOf(config_, dim, sub).size;
 }
 
@@ -157,7 +170,20 @@ bool IsBase(const GroupLayout& l, long long r) {
 }
 }  // namespace
 
+namespace {
+// The first and last member of a group (ascending), or its only member.
+std::vector<int> Ends(std::vector<int> group) {
+  if (group.size() > 2) group = {group.front(), group.back()};
+  return group;
+}
+}  // namespace
+
 std::vector<std::vector<int>> Placement::AllGroups(ParallelDim dim, SubGroup sub) const {
+  if (sub.ends) {
+    std::vector<std::vector<int>> pairs = AllGroups(dim);
+    for (auto& g : pairs) g = Ends(std::move(g));
+    return pairs;
+  }
   const GroupLayout l = LayoutOf(config_, dim, sub);
   std::vector<std::vector<int>> groups;
   groups.reserve(world_ / l.size);
@@ -167,6 +193,7 @@ std::vector<std::vector<int>> Placement::AllGroups(ParallelDim dim, SubGroup sub
 }
 
 std::vector<int> Placement::Members(ParallelDim dim, int index, SubGroup sub) const {
+  if (sub.ends) return Ends(Members(dim, index));
   const GroupLayout l = LayoutOf(config_, dim, sub);
   PARASIM_CHECK(index >= 0 && index < world_ / l.size, "group index out of range");
   int seen = 0;

@@ -44,7 +44,8 @@ class Placement {
   int GroupCount(ParallelDim dim, SubGroup sub = {}) const;
   // GPUs of group `index` (groups numbered by their lowest rank), ascending.
   std::vector<int> Members(ParallelDim dim, int index, SubGroup sub = {}) const;
-  // Every group of `dim`, in index order.
+  // Every group of `dim`, in index order. An `ends` sub-group: the first and
+  // last GPU of every group (one pair per group; the middle GPUs in none).
   std::vector<std::vector<int>> AllGroups(ParallelDim dim, SubGroup sub = {}) const;
 
  private:

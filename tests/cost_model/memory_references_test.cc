@@ -224,7 +224,12 @@ std::vector<MemoryRow> PredictTorchtitanTableRuns(const std::string& csv = "memo
     const int gpus = std::stoi(r.at("gpus"));
     const int dp = std::stoi(r.at("dp_shard")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp"));
     const int local_batch = std::stoi(r.at("local_batch")), microbatches = std::stoi(r.at("microbatches"));
-    const ClusterSpec cluster = LoadCluster("dgx-h100", gpus / 8);
+    ClusterSpec cluster = LoadCluster("dgx-h100", gpus / 8);
+    // The runs' H100s are Grand Teton's 96 GB HBM2e parts (the CSV header):
+    // 97871 MiB, the nvidia-smi figure of the 96 GB part (UNCERTAIN, as in
+    // hw_profiles/gpus/gh200.yaml). Capacity decides only whether a segment
+    // added after backward (the merged pipeline outputs) overflows the GPU.
+    cluster.gpu.hbm_capacity = MiB(97871);
     JobSpec job;
     job.global_batch = static_cast<int64_t>(dp) * local_batch;
     job.seq_len = std::stoll(r.at("seq_len"));
@@ -261,10 +266,15 @@ TEST_CASE("cost_model: memory against torchtitan's Float8 and 2D/3D/4D peaks", "
   CHECK(rows[1].predicted <= bf16[3].predicted);
   // Table 2 keeps b·s/cp = 32768 tokens per GPU: measured within 0.7% of each other, predicted within 2%.
   for (int i = 3; i < 6; ++i) CHECK_THAT(rows[i].predicted, Catch::Matchers::WithinRel(rows[2].predicted, 0.02));
+  // Table 5: torch pipelining keeps its boundary tensors per stage, so the
+  // interleaved rank (two stages) holds more than the 1F1B one; measured the
+  // reverse (+9.8 GiB for 1F1B), which no source read explains (DECISIONS).
+  REQUIRE(rows[9].run.find("interleaved") != std::string::npos);
+  CHECK(rows[9].predicted > rows[8].predicted);
   // Table 6 (same tokens per GPU): the measured peak grows with cp; the prediction never falls.
   for (int i = 11; i < 14; ++i) CHECK(rows[i].predicted >= rows[i - 1].predicted);
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.088, kRecordedWorst = 0.267;
+  constexpr double kRecordedMedian = 0.073, kRecordedWorst = 0.174;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
@@ -396,7 +406,7 @@ double AllocatedStagePeak(const Report& rep, const SoftwareStack& stack, int sta
   double transient = 0;
   for (const auto& [name, bytes] : rep.memory_breakdown_bytes)
     if (name == "gathered_weights" || name == "grad_temporaries" || name == "activations" || name == "logits" ||
-        name == "optimizer_temporaries")
+        name == "optimizer_temporaries" || name == "pipeline_buffers")
       transient += bytes;
   return pool - transient * (1.0 - 1.0 / stack.fragmentation);
 }
@@ -770,7 +780,7 @@ TEST_CASE("cost_model: memory against every measured reference, combined", "[cos
     std::printf("combined: %zu rows, median |error| %.1f%%, worst %.1f%%\n", abs_errors.size(), 100 * median,
                 100 * worst);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
-  constexpr double kRecordedMedian = 0.085, kRecordedWorst = 1.606;
+  constexpr double kRecordedMedian = 0.084, kRecordedWorst = 1.606;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }

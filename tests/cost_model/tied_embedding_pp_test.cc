@@ -93,6 +93,19 @@ TEST_CASE("tied embedding pp: the first-last pair of a longer pipeline", "[cost_
   CHECK(Tied(wl4, 2) == nullptr);
   CHECK(TiedCount(wl4) == 2);
   CHECK_THAT(Tied(wl4, 0)->duration.si(), WithinRel(Tied(wl2, 0)->duration.si(), 1e-12));
+  // The recorded group is the pair (the simulator's tier C times it there):
+  // resolved, it gives the recorded time back.
+  for (const char* config : {"dp=4,tp=8,pp=2,sharding=zero1", "dp=2,tp=8,pp=4,sharding=zero1"}) {
+    INFO(config);
+    const ParallelConfig c = ParseParallelConfig(config);
+    const WorkloadCollective* w = Tied(e.BuildWorkload(c), 0);
+    REQUIRE(w != nullptr);
+    CHECK(w->sub.ends);
+    const double t = EstimateCollective(w->op, w->size, ResolveGroupPath(e.cluster(), c, w->dim, w->sub),
+                                        NcclFeaturesFor(e.cluster(), LoadSoftwareStack("megatron-core").nccl_version))
+                         .time.si();
+    CHECK_THAT(w->duration.si(), WithinRel(t, 1e-12));
+  }
 }
 
 TEST_CASE("tied embedding pp: untied, pp = 1 and stacks without it are unchanged", "[cost_model][tied_pp]") {

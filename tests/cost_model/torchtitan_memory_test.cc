@@ -225,3 +225,116 @@ TEST_CASE("cost_model: torchtitan's TP head saves its all-gathered input on the 
   CHECK_THAT(Part(with, "logits") - Part(without, "logits"),
              WithinRel(s.fragmentation * (T * vocab_shard * 2 + T * model.hidden_size * 2), 1e-9));
 }
+
+TEST_CASE("cost_model: torch pipelining's kept boundary tensors per rank, closed forms", "[cost_model][memory]") {
+  // 1F1B, p = m = 8: stage s runs w = min(m, p − s) forwards first.
+  // Stage 0 (first): m gradient buffers + m outputs.
+  CHECK(PipelineBoundaryTensors(8, 8, 1, 8, 0) == 16.0);
+  // A middle stage: + m input buffers, w of them the saved first-layer
+  // inputs, and the m − w input gradients of the backwards done: 4m − 2w.
+  CHECK(PipelineBoundaryTensors(8, 8, 1, 7, 1) == 4 * 8 - 2 * 7);
+  CHECK(PipelineBoundaryTensors(8, 8, 1, 2, 6) == 4 * 8 - 2 * 2);
+  // The last stage (its outputs are the logits, HeldOutputBytes): the input
+  // buffers and gradients of the m − 1 earlier micro-batches.
+  CHECK(PipelineBoundaryTensors(8, 8, 1, 1, 7) == 2 * 7);
+  // m > p: stage 0 still keeps every output and gradient buffer.
+  CHECK(PipelineBoundaryTensors(4, 16, 1, 4, 0) == 32.0);
+  // Nothing without pipelining.
+  CHECK(PipelineBoundaryTensors(1, 8, 1, 1, 0) == 0.0);
+  // Interleaved, v = 2, p = m = 8 (torch's warm-up (v − 1)·p + 2·(p − 1 − r), then one more):
+  // rank 0 runs all 16 chunk forwards first: chunk 0 (first) 2m, chunk 1 (middle) 2m.
+  CHECK(PipelineBoundaryTensors(8, 8, 2, 16, 0) == 32.0);
+  // The last rank holds 9 chunks: chunk 0 (middle) 2m, and 2 per backward done, 16 − 9.
+  CHECK(PipelineBoundaryTensors(8, 8, 2, 9, 7) == 2 * 8 + 2 * 7);
+  // Rank 0 with backwards done: chunk 1 (a middle stage) runs its m first, and
+  // chunk 0's (the first stage: no receive buffers) count nothing.
+  CHECK(PipelineBoundaryTensors(4, 4, 2, 6, 0) == 2 * 4 * 2 + 2 * 2);
+  CHECK(PipelineBoundaryTensors(4, 4, 2, 2, 0) == 2 * 4 * 2 + 2 * 4);
+}
+
+TEST_CASE("cost_model: a rank with more chunks keeps more boundary tensors, and more micro-batches keep more",
+          "[cost_model][memory]") {
+  // Same rank, same micro-batches: interleaving (two stages per rank) holds at
+  // least what 1F1B's one stage holds, on every rank (the code's per-stage buffers).
+  for (int r = 0; r < 8; ++r) {
+    const double w1 = MicroBatchesInFlight(PipelineSchedule::k1F1B, 8, 8, 1, r, false);
+    const double w2 = InterleavedMicroBatchesInFlight(8, 8, 2, r, false) * 2;
+    INFO("rank " << r);
+    CHECK(PipelineBoundaryTensors(8, 8, 2, w2, r) >= PipelineBoundaryTensors(8, 8, 1, w1, r));
+  }
+  // Monotone in m at a fixed warm-up (m ≥ p).
+  for (int m = 8; m < 32; ++m)
+    CHECK(PipelineBoundaryTensors(8, m + 1, 1, 5, 3) > PipelineBoundaryTensors(8, m, 1, 5, 3));
+  // One tensor: tokens · h in the activation dtype, ÷ tp only under SP.
+  const SoftwareStack s = LoadSoftwareStack("torchtitan");
+  CHECK(s.pp_keeps_boundary_tensors);
+  CHECK_FALSE(LoadSoftwareStack("megatron-core").pp_keeps_boundary_tensors);
+  CHECK_THAT(PipelineBoundaryTensorBytes(s, 32768, 16384, 8, true), WithinRel(32768.0 * 16384 * 2 / 8, 1e-12));
+  CHECK_THAT(PipelineBoundaryTensorBytes(s, 32768, 16384, 8, false), WithinRel(32768.0 * 16384 * 2, 1e-12));
+}
+
+TEST_CASE("cost_model: torchtitan's 405B 1F1B stages carry the kept boundary tensors, x fragmentation",
+          "[cost_model][memory]") {
+  // Table 5's shape on a smaller model: tp 8 with SP, pp 8, m = 8.
+  const ModelSpec model = LoadModel("llama3-8b");
+  const ClusterSpec cluster = LoadCluster("dgx-h100", 8);
+  const SoftwareStack s = LoadSoftwareStack("torchtitan");
+  SoftwareStack without = s;
+  without.pp_keeps_boundary_tensors = false;
+  const JobSpec job = TitanJob(8 * 4, Precision::kFp8);
+  const ParallelConfig c =
+      ParseParallelConfig("dp=1,tp=8,pp=8,mbs=4,sharding=zero3,recompute=full,sp=on,schedule=1f1b");
+  const Report with = AnalyticalEvaluator(model, cluster, job, s).Evaluate(c);
+  const Report base = AnalyticalEvaluator(model, cluster, job, without).Evaluate(c);
+  REQUIRE(with.memory_bytes_per_stage.size() == 8);
+  const double one = 4.0 * 8192 * model.hidden_size * 2 / 8;
+  const double counts[8] = {16, 18, 20, 22, 24, 26, 28, 14};
+  for (int st = 0; st < 8; ++st) {
+    INFO("stage " << st);
+    CHECK_THAT(with.memory_bytes_per_stage[st] - base.memory_bytes_per_stage[st],
+               WithinRel(s.fragmentation * counts[st] * one, 1e-9));
+  }
+  // pp = 1 keeps none.
+  const ParallelConfig flat = ParseParallelConfig("dp=8,tp=8,mbs=4,sharding=zero3,recompute=full,sp=on");
+  const JobSpec flat_job = TitanJob(32, Precision::kFp8);
+  CHECK(AnalyticalEvaluator(model, cluster, flat_job, s).Evaluate(flat).memory_per_gpu.si() ==
+        AnalyticalEvaluator(model, cluster, flat_job, without).Evaluate(flat).memory_per_gpu.si());
+}
+
+TEST_CASE("cost_model: torch pipelining's merged last-stage outputs add a reserved segment when no cached block holds them",
+          "[cost_model][memory]") {
+  const SoftwareStack s = LoadSoftwareStack("torchtitan");
+  REQUIRE(s.pp_merges_last_stage_outputs);
+  CHECK_FALSE(LoadSoftwareStack("megatron-core").pp_merges_last_stage_outputs);
+  MemoryInputs in;
+  in.sharding = ShardingMode::kZero3;
+  in.shard_group = 8;
+  in.pipelined = true;
+  in.params.dense = 1e9;
+  in.params.largest_layer = 1e8;
+  in.params.layers = 8;
+  in.logits_bytes = 14.0 * 1e9;   // one micro-batch's loss: the largest cached block is its fp32 logits, 4e9 B
+  const MemoryEstimate base = EstimateMemory(s, in);
+  in.merged_output_bytes = 8 * 2e9;   // 8 micro-batches' bf16 logits: larger, a new segment
+  const MemoryEstimate merged = EstimateMemory(s, in);
+  CHECK_THAT(merged.total - base.total, WithinRel(16e9, 1e-12));
+  CHECK(merged.merged_outputs == 16e9);
+  CHECK(merged.Allocated() - base.Allocated() == merged.total - base.total);
+  in.merged_output_bytes = 2e9;   // one micro-batch's: a cached block holds it
+  CHECK(EstimateMemory(s, in).total == base.total);
+
+  // Through the evaluator (tp 8 with SP, pp 8, m 8): only the last stage
+  // grows, by m micro-batches' bf16 logits ÷ tp, with no fragmentation.
+  const ModelSpec model = LoadModel("llama3-8b");
+  const ClusterSpec cluster = LoadCluster("dgx-h100", 8);
+  SoftwareStack without = s;
+  without.pp_merges_last_stage_outputs = false;
+  const JobSpec job = TitanJob(8 * 4, Precision::kFp8);
+  const ParallelConfig c =
+      ParseParallelConfig("dp=1,tp=8,pp=8,mbs=4,sharding=zero3,recompute=full,sp=on,schedule=1f1b");
+  const Report with = AnalyticalEvaluator(model, cluster, job, s).Evaluate(c);
+  const Report base_rep = AnalyticalEvaluator(model, cluster, job, without).Evaluate(c);
+  const double logits = 8 * 4.0 * 8192 * static_cast<double>(model.vocab_size) / 8 * 2;
+  CHECK_THAT(with.memory_bytes_per_stage[7] - base_rep.memory_bytes_per_stage[7], WithinRel(logits, 1e-9));
+  for (int st = 0; st < 7; ++st) CHECK(with.memory_bytes_per_stage[st] == base_rep.memory_bytes_per_stage[st]);
+}

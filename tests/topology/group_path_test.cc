@@ -150,6 +150,57 @@ TEST_CASE("topology: placement follows the order, innermost first", "[topology]"
   }
 }
 
+TEST_CASE("topology: the ends of a group are its first and last member, one pair per group", "[topology]") {
+  const ParallelConfig c = Cfg(2, 2, 4);   // 16 ranks: tp stride 1, dp 2, pp 4
+  Placement pl(c, 16);
+  CHECK(pl.Members(ParallelDim::kPp, 1) == std::vector<int>{1, 5, 9, 13});
+  CHECK(pl.Members(ParallelDim::kPp, 1, GroupEnds()) == std::vector<int>{1, 13});
+  CHECK(pl.GroupCount(ParallelDim::kPp, GroupEnds()) == 4);
+  const auto pairs = pl.AllGroups(ParallelDim::kPp, GroupEnds());
+  REQUIRE(pairs.size() == 4);
+  std::vector<int> seen(16, 0);
+  for (size_t g = 0; g < pairs.size(); ++g) {
+    CHECK(pairs[g] == std::vector<int>{static_cast<int>(g), static_cast<int>(g) + 12});
+    for (int r : pairs[g]) ++seen[r];
+  }
+  // Stages 1 and 2 (ranks 4-11) are in no pair.
+  for (int r = 0; r < 16; ++r) CHECK(seen[r] == (r < 4 || r >= 12 ? 1 : 0));
+  CHECK(GroupMembersAt(LayoutOf(c, ParallelDim::kPp, GroupEnds()), 2) == std::vector<int>{2, 14});
+  // A dp group of two factors (dp inside ep): first and last of all of them.
+  const ParallelConfig e = Cfg(8, 2, 1, 1, 4);
+  CHECK(Placement(e, 16).Members(ParallelDim::kDp, 0, GroupEnds()) == std::vector<int>{0, 14});
+  // pp = 3, pp = 2 (the whole group) and pp = 1 (the member alone).
+  CHECK(Placement(Cfg(2, 1, 3), 6).AllGroups(ParallelDim::kPp, GroupEnds()) ==
+        std::vector<std::vector<int>>{{0, 4}, {1, 5}});
+  Placement two(Cfg(4, 1, 2), 8);
+  CHECK(two.AllGroups(ParallelDim::kPp, GroupEnds()) == two.AllGroups(ParallelDim::kPp));
+  Placement one(Cfg(4, 1, 1), 4);
+  CHECK(one.AllGroups(ParallelDim::kPp, GroupEnds()) == one.AllGroups(ParallelDim::kPp));
+  CHECK(one.GroupCount(ParallelDim::kPp, GroupEnds()) == 4);
+}
+
+TEST_CASE("topology: the ends' path is the whole group's with two ranks and their share of the NICs", "[topology]") {
+  // pp = 4 over 2 nodes, two stages per node: the pair has one member per
+  // node, each with its own GPU's share of the NICs where the group's two
+  // members per node shared two; at pp = 2 it is the whole group's path.
+  const ClusterSpec cl = test::DgxH100(2);
+  const GroupPath whole = ResolveGroupPath(cl, Cfg(4, 1, 4), ParallelDim::kPp);
+  const GroupPath ends = ResolveGroupPath(cl, Cfg(4, 1, 4), ParallelDim::kPp, GroupEnds());
+  REQUIRE(whole.ranks_per_node == 2);
+  CHECK(ends.ranks == 2);
+  CHECK(ends.nodes == 2);
+  CHECK(ends.ranks_per_node == 1);
+  CHECK(ends.groups_sharing_node == 2 * whole.groups_sharing_node);
+  CHECK_THAT(GBs(ends.inter_bandwidth), WithinRel(GBs(whole.inter_bandwidth) / 2, 1e-12));
+  CHECK_THAT(GBs(ends.ring_bandwidth), WithinRel(GBs(ends.inter_bandwidth), 1e-12));
+  const GroupPath pp2 = ResolveGroupPath(cl, Cfg(8, 1, 2), ParallelDim::kPp);
+  const GroupPath pp2_ends = ResolveGroupPath(cl, Cfg(8, 1, 2), ParallelDim::kPp, GroupEnds());
+  CHECK(pp2_ends.ranks == pp2.ranks);
+  CHECK(pp2_ends.nodes == pp2.nodes);
+  CHECK(pp2_ends.groups_sharing_node == pp2.groups_sharing_node);
+  CHECK_THAT(GBs(pp2_ends.ring_bandwidth), WithinRel(GBs(pp2.ring_bandwidth), 1e-12));
+}
+
 TEST_CASE("topology: a GPU profile without NVLink bandwidth is bad input, never an infinite time", "[topology]") {
   ClusterSpec c = test::DgxH100(1);
   c.gpu.nvlink_bandwidth = BytesPerSecond(0);

@@ -111,6 +111,50 @@ TEST_CASE("topology: closed-form group paths agree with rings routed on the grap
   }
 }
 
+TEST_CASE("topology: the ends of a pp group: closed form agrees with the pairs routed on the graph", "[topology]") {
+  // GroupEnds(): stage 0 and stage pp − 1 of every pipeline, one pair per
+  // pp group. Its path is GroupEndsPath of the whole group; routed on the
+  // graph, every pair at once must give the same shape and bandwidth.
+  struct Case {
+    ClusterSpec cluster;
+    ParallelConfig config;
+  };
+  ClusterSpec over = test::DgxH100(128);
+  over.inter_node.switch_radix = 48;
+  over.inter_node.oversubscription = 2.0;
+  const std::vector<Case> cases = {
+      {test::DgxH100(32), Cfg(16, 4, 4)},                            // one stage per node
+      {test::DgxH100(128), Cfg(32, 8, 4)},                           // pipelines across scalable units
+      {over, Cfg(32, 8, 4)},
+      {test::DgxH100(2), Cfg(4, 1, 4)},                              // two stages per node
+      {test::DgxH100(6), Cfg(16, 1, 3)},                             // odd pp
+      {test::DgxH100(12), Cfg(32, 1, 3)},
+      {test::DgxH100(4), Cfg(8, 1, 4, 1, 1, "pp-tp-cp-ep-dp")},      // the pipeline inside a node
+      {test::DgxH100(2), Cfg(2, 2, 4)},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    INFO("case " << i);
+    const GroupPath whole = ResolveGroupPath(c.cluster, c.config, ParallelDim::kPp);
+    const GroupPath p = ResolveGroupPath(c.cluster, c.config, ParallelDim::kPp, GroupEnds());
+    CHECK(p.ranks == 2);
+    CHECK(p.crosses_nodes == whole.crosses_nodes);
+    const Topology t = Topology::Build(c.cluster);
+    const RingAnalysis r = AnalyzeRings(t, c.config, ParallelDim::kPp, GroupEnds());
+    CHECK(r.groups * c.config.pp == t.gpu_count());   // one pair per pipeline
+    CHECK(r.nodes == p.nodes);
+    CHECK(r.ranks_per_node == p.ranks_per_node);
+    CHECK_THAT(GBs(r.bus_bandwidth), WithinRel(GBs(p.ring_bandwidth), 1e-9));
+    CHECK(r.bottleneck_class == p.bottleneck_class);
+    // The pair's hop is the group's widest (its ring's closing hop), routed
+    // and in closed form, odd pp included (a 3-stage group's extent does not
+    // divide a leaf's, but on 6 or 12 nodes it never leaves the leaf).
+    CHECK(r.max_switch_hops == AnalyzeRings(t, c.config, ParallelDim::kPp, {}).max_switch_hops);
+    CHECK(p.max_switch_hops == whole.max_switch_hops);
+    CHECK(p.max_switch_hops == r.max_switch_hops);
+  }
+}
+
 TEST_CASE("topology: bytes injected are delivered, and every switch forwards what it receives", "[topology]") {
   for (const ClusterSpec& c : {test::DgxH100(64), test::Dgx1(4), B200Pod(512), test::Nvl72(2)}) {
     const Topology t = Topology::Build(c);
