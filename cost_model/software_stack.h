@@ -50,6 +50,24 @@ struct SoftwareStack {
   // between the first and last pipeline stage (the buffer the engine keeps
   // it in); 0: the stack runs no such reduction (it cannot tie across stages).
   double tied_grad_bytes = 0;
+  // Bytes per element of the gradients of the parameters replicated over tp
+  // (norm weights and biases, row-parallel linear biases, the MoE router)
+  // that the engine all-reduces over tp, coalesced, once per stage after the
+  // last backward when sequence parallelism (or a q/k norm) leaves each tp
+  // rank a partial sum; 0: the stack runs no such reduction.
+  double sp_grad_bytes = 0;
+  // The optimizer's gradient clipping all-reduces the squared gradient norm
+  // (one fp32) once per step, blocking (the host reads it): over every rank
+  // when the optimizer is sharded, over the model-parallel (tp·pp) group
+  // otherwise. false: the stack runs no such reduction (or was not read).
+  bool grad_norm_allreduce = false;
+  // The embedding's and LM head's data-parallel gradient reduction waits for
+  // the end of the last backward instead of running under it (NeMo's
+  // distributed Adam keeps them in its last bucket with the tied and
+  // sequence-parallel weights, whose overlapped sync it disables): blocking,
+  // once per step, at pp > 1 or with sequence parallelism. false: they are
+  // reduced under the backward as the layers' buckets.
+  bool embedding_grads_after_backward = false;
 
   // Activation and logits extras.
   double logits_bytes_per_element = 14;  // logits kept for the loss backward, per vocab element
