@@ -154,8 +154,8 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   vocab_parallel_peak_excludes_logits, ddp_bucket_bytes, zero1_gather_flat_bytes, tp_gather_buffers,
   //   pp_balance_close_at_threshold, query_keeps_packed_qkv, tp_backward_overlap,
   //   pp_transfers_per_micro_batch, pp_tp_gathers_per_micro_batch, zero1_grad_allreduce,
-  //   dp_overlap_per_chunk, fp8_split_accum_fprop/dgrad/wgrad, pp_overlap_p2p
-  REQUIRE(StackFields().size() == 90);
+  //   dp_overlap_per_chunk, fp8_split_accum_fprop/dgrad/wgrad, pp_overlap_p2p, tp_pending_collective_inputs
+  REQUIRE(StackFields().size() == 91);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
