@@ -121,7 +121,7 @@ struct SoftwareStack {
   // every phase of every step (nanotron's MemoryBuffer singleton: 2). 0 =
   // the all-gathered tensors are ordinary temporaries.
   double tp_gather_buffers = 0;
-  // tp > 1 with sequence parallelism: full-sequence blocks (micro-batch
+  // tp > 1 with sequence parallelism, pp = 1: full-sequence blocks (micro-batch
   // tokens × hidden, activation dtype) per layer of the stage that the
   // forward hands to an NCCL collective as its input and frees right after
   // (nanotron: the two row-parallel linears' outputs before their

@@ -78,7 +78,7 @@ const std::vector<StackField>& StackFields() {
       Real("tp_gather_buffers", &St::tp_gather_buffers, 0,
            "tp > 1 with sp: kept tokens x hidden all-gather buffers (nanotron 2)"),
       Real("tp_pending_collective_inputs", &St::tp_pending_collective_inputs, 0,
-           "tp > 1 with sp: tokens x hidden collective inputs per layer pending at forward end (nanotron 2)"),
+           "tp > 1 with sp, pp = 1: tokens x hidden collective inputs per layer pending at forward end (nanotron 2)"),
       Real("live_param_elements", &St::live_param_elements, 0, "zero3: cap on gathered params; 0 none"),
       Real("loss_chunk_tokens", &St::loss_chunk_tokens, 0, "chunked loss: tokens of logits at once"),
       Real("held_last_stage_outputs", &St::held_last_stage_outputs, 0,
