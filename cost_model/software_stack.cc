@@ -1069,6 +1069,26 @@ SoftwareStack Nanotron() {
   // output gradient in backward (_RowLinearAsyncCommunication.backward):
   // both micro-batch tokens × hidden in bf16, never freed.
   s.tp_gather_buffers = 2;
+  // The row-parallel linears' forward outputs before their reduce-scatter:
+  // a756526 src/nanotron/parallel/tensor_parallel/functional.py
+  // _RowLinearAsyncCommunication.forward, `out = F.linear(tensor, weight,
+  // bias)` (sequence × micro-batch × hidden, bf16, the partial sum of every
+  // TP rank) then differentiable_reduce_scatter_sum(out)
+  // (distributed_differentiable_primitives.py DifferentiableReduceScatterSum:
+  // dist.reduce_scatter_tensor into a 1/tp shard); `out` is dropped as the
+  // function returns. Two per decoder layer (models/llama.py: o_proj in
+  // CausalSelfAttention.forward, down_proj in MLP.forward). PyTorch 2.1's
+  // ProcessGroupNCCL::collective records every input on the NCCL stream
+  // (recordStream unless TORCH_NCCL_AVOID_RECORD_STREAMS, off by default),
+  // and CUDACachingAllocator::free then keeps the block out of the free
+  // lists until an event recorded on that stream completes (insert_events;
+  // process_events at each malloc). nanotron sets CUDA_DEVICE_MAX_CONNECTIONS
+  // 1 and nothing in a pp = 1 step waits on the GPU before the step's end, so
+  // a GPU-bound run's host issues the forward ahead of the GPU and every
+  // layer's pair is still pending when the forward ends (ASSUMPTION: the
+  // host leads by the whole forward; docs/DECISIONS.md "nanotron's pending
+  // reduce-scatter inputs").
+  s.tp_pending_collective_inputs = 2;
   // Optimizer step: torch.optim.AdamW(fused=True) on the fp32 master
   // (config_tiny_llama_bench.yaml torch_adam_is_fused; read p, g, m, v, write
   // p, m, v = 28 B), the grad-buffer zero_() (w4), and eager per-parameter

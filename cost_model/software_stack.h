@@ -139,6 +139,17 @@ struct SoftwareStack {
   // every phase of every step (nanotron's MemoryBuffer singleton: 2). 0 =
   // the all-gathered tensors are ordinary temporaries.
   double tp_gather_buffers = 0;
+  // tp > 1 with sequence parallelism, pp = 1: full-sequence blocks (micro-batch
+  // tokens × hidden, activation dtype) per layer of the stage that the
+  // forward hands to an NCCL collective as its input and frees right after
+  // (nanotron: the two row-parallel linears' outputs before their
+  // reduce-scatter, 2). ProcessGroupNCCL records a collective's input on its
+  // stream and the caching allocator reuses such a freed block only once
+  // that stream has passed it: with the host a forward ahead of the GPU,
+  // every one is still pending when the forward ends, so one micro-batch's
+  // forward of them stays reserved (reserved pool only, not allocated).
+  // 0 = none counted.
+  double tp_pending_collective_inputs = 0;
   double live_param_elements = 0;      // zero3: cap on gathered parameters (stage3_max_live_parameters); 0 none
   double loss_chunk_tokens = 0;        // fused linear-CE: tokens whose logits exist at once; 0 = micro-batch
   // Earlier micro-batches whose last-stage output (the logits, activation
