@@ -7,6 +7,7 @@
 
 #include "core/loaders.h"
 #include "cost_model/evaluator.h"
+#include "cost_model/software_stack.h"
 
 namespace {
 
@@ -62,6 +63,30 @@ void BM_MetricsMixed70B(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_MetricsMixed70B);
+
+// The metrics path on megatron-core, whose stages price their step-end
+// finalize collectives (tp all-reduce of the tp-replicated gradients, the
+// grad-norm all-reduce), against the same stack with them off (arg 0).
+void BM_MetricsMixed70BMegatronCore(benchmark::State& state) {
+  parasim::JobSpec job;
+  job.global_batch = 2048;
+  job.seq_len = 4096;
+  parasim::SoftwareStack stack = parasim::LoadSoftwareStack("megatron-core");
+  if (state.range(0) == 0) {
+    stack.sp_grad_bytes = 0;
+    stack.grad_norm_allreduce = false;
+  }
+  const parasim::AnalyticalEvaluator ev(parasim::LoadModel("llama2-70b"), parasim::LoadCluster("dgx-h100", 256), job,
+                                        stack);
+  const auto configs = MixedConfigs();
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ev.Metrics(configs[i]));
+    i = i + 1 == configs.size() ? 0 : i + 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MetricsMixed70BMegatronCore)->Arg(0)->Arg(1);
 
 }  // namespace
 

@@ -128,6 +128,43 @@ bool TiedEmbeddingCollective(const ParallelConfig& c, const SoftwareStack& s, do
   return true;
 }
 
+double TpReplicatedGradElements(const ModelSpec& m, const ParallelConfig& c, double layers, double moe_layers,
+                                bool last) {
+  if (c.tp <= 1) return 0;
+  const double h = static_cast<double>(m.hidden_size);
+  const double qk_norm = m.qk_norm && m.qk_norm_weights ? 2.0 * static_cast<double>(m.HeadDim()) : 0.0;
+  // Megatron-Core's rule (finalize_model_grads.py _allreduce_layernorm_grads):
+  // params marked sequence_parallel, or named q_layernorm / k_layernorm.
+  if (!c.sequence_parallel) return layers * qk_norm;
+  const double norm = m.norm == NormKind::kLayerNorm && m.norm_bias ? 2.0 * h : h;
+  // Row-parallel biases: the projection's on every layer, fc2's on dense
+  // MLPs (experts' biases are not counted).
+  const double bias = m.linear_bias ? h : 0.0;
+  const double per_layer = static_cast<double>(m.norms_per_layer) * norm + bias + qk_norm;
+  const double router = m.IsMoe() ? static_cast<double>(m.num_experts) * h : 0.0;
+  return layers * per_layer + (layers - moe_layers) * bias + moe_layers * router + (last && m.final_norm ? norm : 0.0);
+}
+
+bool TpReplicatedGradCollective(const ParallelConfig& c, const SoftwareStack& s, double elements,
+                                WorkloadCollective* out) {
+  if (c.tp <= 1 || s.sp_grad_bytes <= 0 || elements <= 0) return false;
+  *out = Make(CollectiveOp::kAllReduce, elements * s.sp_grad_bytes, ParallelDim::kTp, CommPhase::kStepEnd, true,
+              "tp_replicated_grads", 1, false);
+  return true;
+}
+
+bool GradNormCollective(const ParallelConfig& c, const SoftwareStack& s, WorkloadCollective* out, bool* world) {
+  if (!s.grad_norm_allreduce) return false;
+  // DistributedOptimizer.get_grad_stats_parallel_group() is None (every
+  // rank); Megatron's other optimizers reduce over get_model_parallel_group().
+  *world = c.sharding != ShardingMode::kDdp;
+  const int ranks = *world ? c.WorldSize() : c.tp * c.pp;
+  if (ranks <= 1) return false;
+  const ParallelDim dim = *world ? ParallelDim::kDp : c.pp > 1 ? ParallelDim::kPp : ParallelDim::kTp;
+  *out = Make(CollectiveOp::kAllReduce, 4.0, dim, CommPhase::kStepEnd, true, "grad_norm", 1, false);
+  return true;
+}
+
 CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const CommPlanInputs& in) {
   CommPlan plan;
   auto& L = plan.layer;

@@ -60,6 +60,32 @@ std::vector<WorkloadCollective> ShardingCollectives(const ParallelConfig& config
 bool TiedEmbeddingCollective(const ParallelConfig& config, const SoftwareStack& stack, double params,
                              WorkloadCollective* out);
 
+// Elements, on one GPU of a stage holding `layers` transformer layers (of
+// which `moe_layers` route to experts) and, when `last`, the final norm,
+// whose gradients every tp rank holds whole and partially summed: what
+// Megatron marks sequence_parallel (the norms' weights and biases, the
+// row-parallel projection and fc2 biases, the MoE router weight) with
+// sequence parallelism, plus the per-head q/k norm weights with or without
+// it; 0 at tp = 1.
+double TpReplicatedGradElements(const ModelSpec& model, const ParallelConfig& config, double layers,
+                                double moe_layers, bool last);
+
+// Their all-reduce over tp, once per step after the last backward, coalesced
+// into one buffer of stack.sp_grad_bytes per element (Megatron-Core
+// finalize_model_grads, _allreduce_layernorm_grads). Blocking, booked under
+// tp. False when the stack runs none (sp_grad_bytes = 0) or there is nothing.
+bool TpReplicatedGradCollective(const ParallelConfig& config, const SoftwareStack& stack, double elements,
+                                WorkloadCollective* out);
+
+// The optimizer's clip-grad-norm all-reduce of one fp32 (stack.grad_norm_allreduce),
+// once per step, blocking: over every rank where the optimizer is sharded
+// (`*world` true; booked under dp), over the model-parallel tp·pp group
+// otherwise (`*world` false; booked under pp, or tp at pp = 1). The evaluator
+// times it on that whole group; `out->dim` names only where it is booked.
+// False when the stack runs none or the group is one rank.
+bool GradNormCollective(const ParallelConfig& config, const SoftwareStack& stack, WorkloadCollective* out,
+                        bool* world);
+
 // The data-parallel group of dense weights spans dp·cp ranks (context-parallel
 // ranks hold the same weights and reduce their gradients together, as in
 // Megatron-Core and torchtitan). Returns the config whose dp group is that

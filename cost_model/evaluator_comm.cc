@@ -280,6 +280,19 @@ void AddVocabParallelCollectives(const ParallelConfig& c, double activation_byte
   }
 }
 
+// NeMo's distributed Adam (stack.embedding_grads_after_backward): the
+// embedding's and LM head's gradients sit in its last bucket beside the
+// weights whose overlapped sync it disables (the tied embedding at pp > 1,
+// the sequence-parallel ones), so their reduction runs, blocking, after the
+// last backward (_finish_bucket_grad_sync).
+void DeferGradientReductions(std::vector<WorkloadCollective>& list) {
+  for (WorkloadCollective& w : list) {
+    if (w.phase != CommPhase::kGradientReduce || w.every_micro_batch) continue;   // once-per-step buckets only
+    w.phase = CommPhase::kStepEnd;
+    w.blocking = true;
+  }
+}
+
 // The tied embedding's gradient all-reduce (comm_plan.h) on the first stage's
 // embedding and the last stage's LM head: each end stage waits for it.
 template <int N>
@@ -355,6 +368,9 @@ CommTimes TimeCollectives(const EvaluatorData& d, const ParallelConfig& c, const
   std::vector<WorkloadCollective> emb_list =
       ShardingCollectives(c, d.stack, cs.tied_single_copy ? 0.0 : u.emb.params, cs.m, "dp_embedding");
   std::vector<WorkloadCollective> head_list = ShardingCollectives(c, d.stack, u.head.params, cs.m, "dp_lm_head");
+  if (d.stack.embedding_grads_after_backward && (c.pp > 1 || c.sequence_parallel)) {
+    for (auto* list : {&emb_list, &head_list}) DeferGradientReductions(*list);
+  }
   if (c.tp > 1) AddVocabParallelCollectives(c, cs.T * d.lcm.h * d.stack.activation_bytes, emb_list, head_list);
   TimedList<12> emb_timed, head_timed;
   TimeList(emb_list, paths, d.features, emb_timed, rec ? &rec->emb : nullptr);
@@ -537,6 +553,68 @@ const CommTimes& CollectiveTimes(const EvaluatorData& d, const ParallelConfig& c
 
 void PlaceCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u) {
   CollectiveTimes(d, c, cs, u, nullptr);
+}
+
+namespace {
+
+StageStepEnd TimeStageStepEndDirect(const EvaluatorData& d, const ParallelConfig& c, double layers,
+                                    double moe_layers, bool last, std::vector<WorkloadCollective>* record) {
+  StageStepEnd out;
+  auto add = [&](const WorkloadCollective& w, double t) {
+    out.seconds += t;
+    out.by_dim[DimIndex(w.dim)] += t;
+    if (!record) return;
+    record->push_back(w);
+    record->back().duration = Seconds(t);
+  };
+  WorkloadCollective w;
+  if (TpReplicatedGradCollective(c, d.stack, TpReplicatedGradElements(d.model, c, layers, moe_layers, last), &w)) {
+    PathCache paths(d.cluster, c, d.fabric_id);
+    add(w, paths.Time(ParallelDim::kTp, {}, w.op, w.size, d.features));
+  }
+  bool world = false;
+  if (GradNormCollective(c, d.stack, &w, &world)) {
+    // Timed as a data-parallel group of a config whose dp is every rank:
+    // the whole of it, or its first tp·pp consecutive ranks for the
+    // model-parallel group (as many members; the real group's tp ranks sit
+    // together and its pp ranks apart, so it may cross more nodes: one fp32,
+    // latency-bound, DECISIONS.md).
+    ParallelConfig all = c;
+    all.dp = c.WorldSize();
+    all.tp = all.pp = all.cp = all.ep = 1;
+    all.hsdp_group = 0;
+    PathCache paths(d.cluster, all, d.fabric_id);
+    add(w, paths.Time(ParallelDim::kDp, world ? SubGroup{} : SubGroup{c.tp * c.pp, 1}, w.op, w.size, d.features));
+  }
+  return out;
+}
+
+}  // namespace
+
+StageStepEnd TimeStageStepEnd(const EvaluatorData& d, const ParallelConfig& c, double layers, double moe_layers,
+                              bool last, std::vector<WorkloadCollective>* record) {
+  if (d.stack.sp_grad_bytes <= 0 && !d.stack.grad_norm_allreduce) return StageStepEnd{};
+  // What they depend on beside the evaluator: the degrees, order, sharding
+  // (the grad norm's group), sp, and the stage's layers (memoized per thread
+  // unless recorded, as the collectives' times).
+  WordKey<8> key{{d.fabric_id, Pack(c.dp, c.tp), Pack(c.pp, c.cp),
+                  Pack(c.ep, static_cast<int>(c.sharding) | (c.sequence_parallel ? 0x100 : 0) | (last ? 0x200 : 0)),
+                  Pack(static_cast<int>(layers), static_cast<int>(moe_layers)), 0, 0, 0}};
+  if (record || layers != static_cast<int>(layers) || moe_layers != static_cast<int>(moe_layers) ||
+      !PackOrder(c.order, &key.w[5]))
+    return TimeStageStepEndDirect(d, c, layers, moe_layers, last, record);
+  thread_local SlotMemo<WordKey<8>, StageStepEnd, 1024> memo;
+  return memo.Get(key, [&] { return TimeStageStepEndDirect(d, c, layers, moe_layers, last, nullptr); });
+}
+
+double StageMoeLayers(const EvaluatorData& d, const StageKinds& kinds, int layers) {
+  if (!d.model.IsMoe()) return 0;
+  if (!d.lcm.several_kinds) return layers;   // every layer routes
+  int moe = 0;
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    if ((k & kLayerKindMoe) != 0) moe += kinds[k];
+  }
+  return moe;
 }
 
 TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const Units& u,

@@ -50,6 +50,21 @@ struct CommRecord {
   WorkloadCollective pp_send;
 };
 
+// What a stage runs, blocking, once per step after its last backward beside
+// its units' own collectives: the all-reduce of the gradients every tp rank
+// holds whole (comm_plan.h TpReplicatedGradCollective) and the clip-grad-norm
+// all-reduce (GradNormCollective), each timed on its placed group. Appends
+// them, timed, to `record` when given.
+struct StageStepEnd {
+  double seconds = 0;
+  std::array<double, kNumDims> by_dim{};   // where each is booked
+};
+StageStepEnd TimeStageStepEnd(const EvaluatorData& d, const ParallelConfig& c, double layers, double moe_layers,
+                              bool last, std::vector<WorkloadCollective>* record);
+
+// The stage's layers that route to experts (for the router's gradients).
+double StageMoeLayers(const EvaluatorData& d, const StageKinds& kinds, int layers);
+
 // Times the config's collectives; fills `record` when given (and then
 // bypasses the memo, which keeps times only).
 // Places and times the config's collectives (memoized) without folding

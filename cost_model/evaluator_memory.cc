@@ -149,6 +149,19 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
                                                                      static_cast<double>(d.model.hidden_size) *
                                                                      d.stack.activation_bytes
                                                                : 0.0;
+  // Collective inputs the forward frees but the allocator holds to its end
+  // (stack.tp_pending_collective_inputs): per layer, one micro-batch's
+  // tokens × hidden each (nanotron's row linears' outputs before their
+  // reduce-scatter; with sp only, where the linears reduce-scatter). Only
+  // without a pipeline: there nothing waits on the GPU within the step, so
+  // the host's lead grows over the micro-batches to a whole forward; a
+  // pipelined stage's host waits at every received tensor (nanotron's p2p
+  // reads the tensor's metadata on the host), which lets the GPU catch up
+  // before each backward.
+  const double pending_block = c.tp > 1 && c.sequence_parallel && cs.pp == 1
+                                   ? T * static_cast<double>(d.model.hidden_size) * d.stack.activation_bytes
+                                   : 0.0;
+  const double pending_per_layer = d.stack.tp_pending_collective_inputs * pending_block;
   out->stage_bytes.resize(cs.pp);
   out->stage_allocated_after_backward.resize(cs.pp);
   out->peak_stage = 0;
@@ -186,6 +199,8 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     mi.pipelined = cs.pp > 1;
     mi.device_bytes = d.capacity;
     mi.kept_buffers = kept_buffers;
+    mi.pending_collective_bytes = L * pending_per_layer;
+    mi.pending_block_bytes = pending_block;
     mi.params.dense = params.dense;
     mi.params.expert = params.expert;
     mi.params.layers = L;

@@ -74,6 +74,15 @@ struct StageUnits {
     reduce_step += copies * cm.reduce_step;
     step_end += copies * cm.step_end;
   }
+
+  // The stage's own step-end collectives (TimeStageStepEnd), exposed in full.
+  void AddStepEnd(const StageStepEnd& se) {
+    step_end += se.seconds;
+    for (int k = 0; k < kNumDims; ++k) {
+      step_end_dim[k] += se.by_dim[k];
+      dim_step[k] += se.by_dim[k];
+    }
+  }
 };
 
 // The mean layer of a stage with its communication (Units::StageLayer): the
@@ -292,10 +301,12 @@ void DimensionTotals(const StageUnits& su, const StagePhases& p, const StepDelta
                      StageResult& st) {
   // The gathers and reductions are data-parallel; of the blocking step-end
   // collectives, each dimension is exposed its own (the tied embedding's
-  // all-reduce is pp's, the rest dp's).
+  // all-reduce is pp's, the tp-replicated gradients' tp's, the rest dp's;
+  // tp's exposure is its total less what its GEMMs hide).
   const double pp_step_end = su.step_end_dim[DimIndex(ParallelDim::kPp)];
-  const double fsdp_exposed =
-      m * (p.f_mid.exposed + p.b_mid.exposed) + once.f.exposed + once.b.exposed + su.step_end - pp_step_end;
+  const double tp_step_end = su.step_end_dim[DimIndex(ParallelDim::kTp)];
+  const double fsdp_exposed = m * (p.f_mid.exposed + p.b_mid.exposed) + once.f.exposed + once.b.exposed +
+                              su.step_end - pp_step_end - tp_step_end;
   for (int k = 0; k < kNumDims; ++k) st.dim_total[k] = m * su.dim_mb[k] + su.dim_step[k];
   st.dim_total[DimIndex(ParallelDim::kPp)] += m * p2p_sent_mb;
   st.dim_exposed[DimIndex(ParallelDim::kDp)] = fsdp_exposed;
@@ -356,7 +367,8 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   StageLayer sl = StageLayerOf(u, comm, kinds, layers);
   const int recomputed = c.RecomputedLayers(layers);
   if (kept.units != nullptr && recomputed < layers) sl = BlendKept(sl, kept, kinds, layers, recomputed);
-  const StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
+  StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
+  su.AddStepEnd(TimeStageStepEnd(d, c, layers, StageMoeLayers(d, kinds, layers), last, nullptr));
   const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last);
   StepDeltas once = WholeStageDeltas(p);
   if (PerChunkApplies(d, c, cs, su, layers)) {

@@ -87,10 +87,12 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
     const std::vector<int> chunk_layers = ChunkLayers(L, v);
     std::vector<int> layers_in_chunk(v, 0);   // per chunk (as the simulator's step builder counts)
     int chunk = 0, chunk_end = chunk_layers[0];
+    int moe_layers = 0;
     for (int i = 0; i < L; ++i, ++layer_index) {
       while (i >= chunk_end && chunk + 1 < v) chunk_end += chunk_layers[++chunk];
       // A model with several layer kinds: each layer its own kind's compute.
       const int64_t model_layer = v > 1 ? model_layers[s][i] : layer_index;
+      if (d.model.IsMoe() && model_layer < d.model.num_layers && d.model.IsMoeLayer(model_layer)) ++moe_layers;
       // Partial full recompute: layers past the first recompute_layers/vpp of
       // their chunk keep their activations (the recompute=none costs in `kept`).
       const bool recomputed = c.FullyRecomputes(layers_in_chunk[std::clamp(chunk, 0, v - 1)]++);
@@ -105,6 +107,9 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
     if (s == pp - 1) {
       sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1, RecomputeMode::kNone, d.stack));
     }
+    // The stage's own step-end collectives, as tier A times them (on its
+    // last unit: the simulator runs every unit's before the optimizer).
+    if (!sw.layers.empty()) TimeStageStepEnd(d, c, L, moe_layers, s == pp - 1, &sw.layers.back().collectives);
     sw.pp_send_bytes = pp > 1 ? record.pp_send.size : Bytes(0);
     sw.pp_send_time = pp > 1 ? record.pp_send.duration : Seconds(0);
     sw.optimizer_time = Seconds(stages.Of(s).optimizer);

@@ -200,7 +200,9 @@ const char* MemoryPhases::PeakName() const {
   return "optimizer";
 }
 
-MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
+namespace {
+
+MemoryEstimate EstimateMemoryOnce(const SoftwareStack& s, const MemoryInputs& in) {
   MemoryEstimate e;
   PersistentStates(s, in, e);
   e.weights += in.quantized_weight_cache;
@@ -249,14 +251,16 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   MemoryPhases& ph = e.phases;
   // End of forward: every micro-batch in flight, the loss on the last stage;
   // gradients accumulated unsharded from earlier micro-batches are resident.
+  // Collective inputs still pending on their stream are reserved from the
+  // forward's end into the backward that starts right after it.
+  const double pending = in.pending_collective_bytes;
   ph.forward_end = f * (in.activation_bytes + in.logits_bytes + in.held_output_bytes + in.pipeline_buffer_bytes) +
-                   gathered +
-                   (accumulate_unsharded ? grad_temp : 0.0);
+                   gathered + (accumulate_unsharded ? grad_temp : 0.0) + pending;
   // Backward of the last layer: its recompute working set beside the stored
   // activations, the gathered weights and the gradient buffers.
   ph.backward =
       f * (in.activation_bytes + in.working_bytes + in.held_output_bytes + in.pipeline_buffer_bytes) + gathered +
-      grad_temp;
+      grad_temp + pending;
   // After backward: activations freed; the flattened bucket being reduced.
   ph.reduce = reduce_temp;
   // Optimizer step: temporaries per parameter it updates.
@@ -270,12 +274,14 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
     e.pipeline_buffers = f * in.pipeline_buffer_bytes;
     e.gathered_weights = gathered;
     e.grad_temporaries = accumulate_unsharded ? grad_temp : 0.0;
+    e.pending_collective_inputs = pending;
   } else if (peak == ph.backward) {
     e.activations = f * (in.activation_bytes + in.working_bytes);
     e.logits = f * in.held_output_bytes;
     e.pipeline_buffers = f * in.pipeline_buffer_bytes;
     e.gathered_weights = gathered;
     e.grad_temporaries = grad_temp;
+    e.pending_collective_inputs = pending;
   } else if (peak == ph.reduce) {
     e.grad_temporaries = reduce_temp;
   } else {
@@ -286,13 +292,15 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   // caching allocator serves a request from a cached block at least as large
   // (blocks never span segments); the activations' largest block is the
   // loss's fp32 logits where the stage computes the loss, else one layer's
-  // tensor, far smaller. A buffer no cached block holds adds a segment: the
+  // tensor, far smaller, or a pending collective input's block where the
+  // stack leaves them. A buffer no cached block holds adds a segment: the
   // reserved pool grows past the forward/backward peak by it.
   double step_segments = 0, step_buffers = 0;
   if (in.sharding == ShardingMode::kZero1 && in.shard_group > 1 && s.zero1_gather_flat_bytes > 0) {
     step_buffers = local * s.zero1_gather_flat_bytes + sharded * bf16;
     const double buffer = local * bf16;   // one flat copy of the stage's weights
-    const double largest_cached = s.logits_bytes_per_element > 0 ? in.logits_bytes / s.logits_bytes_per_element * 4 : 0;
+    const double fp32_logits = s.logits_bytes_per_element > 0 ? in.logits_bytes / s.logits_bytes_per_element * 4 : 0;
+    const double largest_cached = std::max(fp32_logits, pending > 0 ? in.pending_block_bytes : 0.0);
     if (buffer > largest_cached) step_segments = step_buffers;
   }
   // The pipeline step's merged last-stage outputs, allocated after the last
@@ -335,6 +343,21 @@ MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
   e.optimizer_temporaries += step_segments;
   e.merged_outputs = merge_segment;
   return e;
+}
+
+}  // namespace
+
+MemoryEstimate EstimateMemory(const SoftwareStack& s, const MemoryInputs& in) {
+  MemoryEstimate e = EstimateMemoryOnce(s, in);
+  if (in.pending_collective_bytes <= 0 || in.device_bytes <= 0 || e.total <= in.device_bytes) return e;
+  // Pending blocks cannot take the pool past the GPU: when cudaMalloc fails
+  // the caching allocator waits for every outstanding stream event, frees
+  // the blocks they held and releases the whole free segments before it
+  // retries (CUDACachingAllocator.cpp v2.1.0, release_cached_blocks →
+  // synchronize_and_free_events). The pool is then counted without them.
+  MemoryInputs released = in;
+  released.pending_collective_bytes = 0;
+  return EstimateMemoryOnce(s, released);
 }
 
 namespace {
@@ -475,7 +498,7 @@ ActivationPerToken LayerActivationPerToken(const ModelSpec& model, const Softwar
 std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   // Built in place (the evaluator asks once per config).
   std::vector<std::pair<std::string, double>> out;
-  out.reserve(14);
+  out.reserve(15);
   out.emplace_back("weights", weights);
   out.emplace_back("gathered_weights", gathered_weights);
   out.emplace_back("gradients", grads);
@@ -488,6 +511,7 @@ std::vector<std::pair<std::string, double>> MemoryEstimate::Breakdown() const {
   if (merged_outputs > 0) out.emplace_back("merged_outputs", merged_outputs);   // only engines that merge them
   if (kept_buffers > 0) out.emplace_back("kept_buffers", kept_buffers);   // only stacks that keep any
   if (gemm_workspaces > 0) out.emplace_back("gemm_workspaces", gemm_workspaces);   // only stacks that charge them
+  if (pending_collective_inputs > 0) out.emplace_back("pending_collective_inputs", pending_collective_inputs);
   out.emplace_back("reserve", reserve);
   out.emplace_back("cuda_context", context);
   return out;

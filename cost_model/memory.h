@@ -199,6 +199,12 @@ struct MemoryInputs {
   // whole run (nanotron's TP all-gather buffers, SoftwareStack::
   // tp_gather_buffers): allocated in every phase of the step.
   double kept_buffers = 0;
+  // Bytes of collective inputs the forward freed whose blocks the caching
+  // allocator cannot hand out again before the forward ends (the stack's
+  // tp_pending_collective_inputs): reserved at the forward's end and in the
+  // backward that follows (not allocated), in blocks of `pending_block_bytes`.
+  double pending_collective_bytes = 0;
+  double pending_block_bytes = 0;
 };
 
 // Transient bytes (allocated, before the allocator's fragmentation) of each
@@ -222,6 +228,7 @@ struct MemoryEstimate {
   double reserve = 0, context = 0;  // NCCL buffers/workspaces; CUDA context
   double kept_buffers = 0;          // MemoryInputs::kept_buffers (persistent, allocated)
   double gemm_workspaces = 0;       // stack.gemm_workspace_bytes (persistent, allocated)
+  double pending_collective_inputs = 0;   // MemoryInputs::pending_collective_bytes where the peak holds them
   // The allocated peak from the end of the last backward through the
   // optimizer step (persistent states, kept buffers, GEMM workspaces, then the largest of the
   // gradient reduction's and the optimizer step's temporaries and ZeRO-1's

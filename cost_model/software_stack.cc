@@ -418,6 +418,23 @@ SoftwareStack MegatronCore() {
   // _allreduce_word_embedding_grads all-reduces the weight's main_grad (the
   // fp32 DDP grad buffer) over the embedding group {first, last stage}.
   s.tied_grad_bytes = 4;
+  // After the DP sync, finalize_model_grads' _allreduce_layernorm_grads
+  // (Megatron-LM core_r0.10.0 megatron/core/distributed/
+  // finalize_model_grads.py) all-reduces over the tp group, coalesced, the
+  // main_grad of every parameter marked sequence_parallel (with tp > 1 and
+  // --sequence-parallel; the q/k norms also without it): TE norm weights and
+  // biases (TransformerEngine v1.11 pytorch/module/layernorm.py, rmsnorm.py,
+  // layernorm_linear.py: setattr(..., "sequence_parallel", ...)), row-parallel
+  // linear biases (linear.py, parallel_mode "row"), the MoE router weight
+  // (megatron/core/transformer/moe/router.py). main_grad is the fp32 DDP
+  // buffer: 4 B, as comm_grad_bytes.
+  s.sp_grad_bytes = 4;
+  // optimizer.step: clip_grad 1.0 by default (megatron/core/optimizer/
+  // optimizer_config.py) -> get_grad_norm_fp32 (clip_grads.py) all-reduces
+  // one fp32 over get_grad_stats_parallel_group(): the model-parallel group,
+  // or every rank (None) for the DistributedOptimizer (distrib_optimizer.py);
+  // then .item(). No found_inf all-reduce under bf16 (no grad scaler).
+  s.grad_norm_allreduce = true;
   s.separate_compute_copy = false;
   // Transformer Engine fuses norm into the following GEMM's prologue (LayerNormLinear),
   // rotary and SwiGLU into single kernels, bias-dropout-add into one.
@@ -643,6 +660,13 @@ SoftwareStack MegatronLm2021() {
   // main_grad (local DDP) or .grad (torch DDP) over the embedding group: the
   // same fp16 gradients.
   s.tied_grad_bytes = 2;
+  // No sequence parallelism in that code (it came with cfd2e21607, 2022):
+  // nothing tp-replicated to all-reduce. Its clipping all-reduces the norm
+  // over mpu.get_model_parallel_group() (de7dc40f88 megatron/optimizer/
+  // clip_grads.py clip_grad_norm_fp32): grad_norm_allreduce as megatron-core.
+  // (fp16's found_inf all-reduce over the same group, optimizer.py, is not
+  // priced.)
+  s.sp_grad_bytes = 0;
   s.overlap_param_gather = false;
   // Loss: vocab_parallel_cross_entropy(output.float()) on the fp16/bf16 head
   // output, which the caller still references (2 B) beside the fp32 copy (4 B).
@@ -727,6 +751,14 @@ SoftwareStack MegatronLm2022() {
   s.grad_fold_passes = 0;
   s.comm_grad_bytes = 4;
   s.tied_grad_bytes = 4;   // the tied embedding's main_grad in that fp32 buffer
+  // 285068c810 megatron/optimizer/optimizer.py allreduce_layernorm_grads:
+  // with --sequence-parallel, every parameter marked sequence_parallel
+  // (fused LayerNorm, RowParallelLinear bias), its main_grad from that fp32
+  // buffer, coalesced, all-reduced over the tp group after the backward;
+  // clip_grads.py all-reduces the norm over the model-parallel group (the
+  // distributed optimizer's get_model_parallel_group(): every rank).
+  s.sp_grad_bytes = 4;
+  s.grad_norm_allreduce = true;
   return s;
 }
 
@@ -806,6 +838,9 @@ SoftwareStack MegatronDeepSpeed() {
   // bf16 the BF16_Optimizer's fp32 _hp_grad (4 B), under fp16 the fp16
   // .grad (megatron-deepspeed-fp16.yaml: 2 B).
   s.tied_grad_bytes = 4;
+  // Its sequence-parallel and clipping reductions were not read: none priced.
+  s.sp_grad_bytes = 0;
+  s.grad_norm_allreduce = false;
   // bf16 runs reduce through _bf16_reduce_grads (runtime/pipe/engine.py
   // l.250-267 at 56c52238): buffered_allreduce_fallback over
   // BF16_Optimizer.get_grads_for_reduction(), its whole flat fp32 gradient,
@@ -894,6 +929,10 @@ SoftwareStack Nanotron() {
   SoftwareStack s = MegatronCore();
   s.name = "nanotron";
   s.framework = "nanotron";
+  // Its tp-replicated gradients' and clipping's reductions were not read:
+  // none priced.
+  s.sp_grad_bytes = 0;
+  s.grad_norm_allreduce = false;
   s.fp8_param_gather = false;   // bf16 only (its config has no FP8 weights)
   s.fp4_param_gather = false;
   s.saves_quantized_inputs = false;   // no Transformer Engine modules
@@ -1030,6 +1069,26 @@ SoftwareStack Nanotron() {
   // output gradient in backward (_RowLinearAsyncCommunication.backward):
   // both micro-batch tokens × hidden in bf16, never freed.
   s.tp_gather_buffers = 2;
+  // The row-parallel linears' forward outputs before their reduce-scatter:
+  // a756526 src/nanotron/parallel/tensor_parallel/functional.py
+  // _RowLinearAsyncCommunication.forward, `out = F.linear(tensor, weight,
+  // bias)` (sequence × micro-batch × hidden, bf16, the partial sum of every
+  // TP rank) then differentiable_reduce_scatter_sum(out)
+  // (distributed_differentiable_primitives.py DifferentiableReduceScatterSum:
+  // dist.reduce_scatter_tensor into a 1/tp shard); `out` is dropped as the
+  // function returns. Two per decoder layer (models/llama.py: o_proj in
+  // CausalSelfAttention.forward, down_proj in MLP.forward). PyTorch 2.1's
+  // ProcessGroupNCCL::collective records every input on the NCCL stream
+  // (recordStream unless TORCH_NCCL_AVOID_RECORD_STREAMS, off by default),
+  // and CUDACachingAllocator::free then keeps the block out of the free
+  // lists until an event recorded on that stream completes (insert_events;
+  // process_events at each malloc). nanotron sets CUDA_DEVICE_MAX_CONNECTIONS
+  // 1 and nothing in a pp = 1 step waits on the GPU before the step's end, so
+  // a GPU-bound run's host issues the forward ahead of the GPU and every
+  // layer's pair is still pending when the forward ends (ASSUMPTION: the
+  // host leads by the whole forward; docs/DECISIONS.md "nanotron's pending
+  // reduce-scatter inputs").
+  s.tp_pending_collective_inputs = 2;
   // Optimizer step: torch.optim.AdamW(fused=True) on the fp32 master
   // (config_tiny_llama_bench.yaml torch_adam_is_fused; read p, g, m, v, write
   // p, m, v = 28 B), the grad-buffer zero_() (w4), and eager per-parameter

@@ -50,6 +50,24 @@ struct SoftwareStack {
   // between the first and last pipeline stage (the buffer the engine keeps
   // it in); 0: the stack runs no such reduction (it cannot tie across stages).
   double tied_grad_bytes = 0;
+  // Bytes per element of the gradients of the parameters replicated over tp
+  // (norm weights and biases, row-parallel linear biases, the MoE router)
+  // that the engine all-reduces over tp, coalesced, once per stage after the
+  // last backward when sequence parallelism (or a q/k norm) leaves each tp
+  // rank a partial sum; 0: the stack runs no such reduction.
+  double sp_grad_bytes = 0;
+  // The optimizer's gradient clipping all-reduces the squared gradient norm
+  // (one fp32) once per step, blocking (the host reads it): over every rank
+  // when the optimizer is sharded, over the model-parallel (tp·pp) group
+  // otherwise. false: the stack runs no such reduction (or was not read).
+  bool grad_norm_allreduce = false;
+  // The embedding's and LM head's data-parallel gradient reduction waits for
+  // the end of the last backward instead of running under it (NeMo's
+  // distributed Adam keeps them in its last bucket with the tied and
+  // sequence-parallel weights, whose overlapped sync it disables): blocking,
+  // once per step, at pp > 1 or with sequence parallelism. false: they are
+  // reduced under the backward as the layers' buckets.
+  bool embedding_grads_after_backward = false;
 
   // Activation and logits extras.
   double logits_bytes_per_element = 14;  // logits kept for the loss backward, per vocab element
@@ -121,6 +139,17 @@ struct SoftwareStack {
   // every phase of every step (nanotron's MemoryBuffer singleton: 2). 0 =
   // the all-gathered tensors are ordinary temporaries.
   double tp_gather_buffers = 0;
+  // tp > 1 with sequence parallelism, pp = 1: full-sequence blocks (micro-batch
+  // tokens × hidden, activation dtype) per layer of the stage that the
+  // forward hands to an NCCL collective as its input and frees right after
+  // (nanotron: the two row-parallel linears' outputs before their
+  // reduce-scatter, 2). ProcessGroupNCCL records a collective's input on its
+  // stream and the caching allocator reuses such a freed block only once
+  // that stream has passed it: with the host a forward ahead of the GPU,
+  // every one is still pending when the forward ends, so one micro-batch's
+  // forward of them stays reserved (reserved pool only, not allocated).
+  // 0 = none counted.
+  double tp_pending_collective_inputs = 0;
   double live_param_elements = 0;      // zero3: cap on gathered parameters (stage3_max_live_parameters); 0 none
   double loss_chunk_tokens = 0;        // fused linear-CE: tokens whose logits exist at once; 0 = micro-batch
   // Earlier micro-batches whose last-stage output (the logits, activation

@@ -40,6 +40,7 @@ const std::vector<StackField>& StackFields() {
       Real("comm_grad_bytes", &St::comm_grad_bytes, 0, "bytes per gradient element on the wire"),
       Real("comm_param_bytes", &St::comm_param_bytes, 0, "bytes per parameter element gathered"),
       Real("tied_grad_bytes", &St::tied_grad_bytes, 0, "bytes/element: tied embedding grad, first-last stage"),
+      Real("sp_grad_bytes", &St::sp_grad_bytes, 0, "bytes/element: tp-replicated grads (norms, biases), tp all-reduce"),
       Real("logits_bytes_per_element", &St::logits_bytes_per_element, 0, "kept for the loss backward"),
       Real("loss_bytes_per_element", &St::loss_bytes_per_element, 0, "HBM traffic of loss fwd + bwd"),
       Real("norm_bytes_per_element", &St::norm_bytes_per_element, 0, "HBM bytes per element, forward"),
@@ -77,6 +78,8 @@ const std::vector<StackField>& StackFields() {
            "zero1, dp > 1: bytes/param of the post-step all-gather's flat buffers (reserved pool)"),
       Real("tp_gather_buffers", &St::tp_gather_buffers, 0,
            "tp > 1 with sp: kept tokens x hidden all-gather buffers (nanotron 2)"),
+      Real("tp_pending_collective_inputs", &St::tp_pending_collective_inputs, 0,
+           "tp > 1 with sp, pp = 1: tokens x hidden collective inputs per layer pending at forward end (nanotron 2)"),
       Real("live_param_elements", &St::live_param_elements, 0, "zero3: cap on gathered params; 0 none"),
       Real("loss_chunk_tokens", &St::loss_chunk_tokens, 0, "chunked loss: tokens of logits at once"),
       Real("held_last_stage_outputs", &St::held_last_stage_outputs, 0,
@@ -116,6 +119,9 @@ const std::vector<StackField>& StackFields() {
       Flag("fsdp_pp_accumulate_unsharded", &St::fsdp_pp_accumulate_unsharded, "pp>1: gather/reduce once per step"),
       Flag("overlap_param_gather", &St::overlap_param_gather, "zero1: gather under next forward"),
       Flag("overlap_grad_reduce", &St::overlap_grad_reduce, "ddp/zero1: reduce under backward"),
+      Flag("grad_norm_allreduce", &St::grad_norm_allreduce, "clip-grad-norm: one fp32 all-reduce per step"),
+      Flag("embedding_grads_after_backward", &St::embedding_grads_after_backward,
+           "embedding / LM head dp reduction after the last backward (pp>1 or sp), not under it"),
       Flag("dp_overlap_per_chunk", &St::dp_overlap_per_chunk,
            "interleaved: gathers/reductions chunk by chunk under the other chunks' passes"),
       Flag("pp_overlap_p2p", &St::pp_overlap_p2p,
@@ -171,7 +177,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97, s98, s99, s100, s101] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 

@@ -583,7 +583,7 @@ TEST_CASE("cost_model: memory against the nanotron sweep's measured reserved pea
   CHECK(over_capacity == 0);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
   // Recorded in docs/accuracy.md "## Memory": the regression bound is that + 2 points.
-  constexpr double kRecordedMedian = 0.086, kRecordedWorst = 1.606;
+  constexpr double kRecordedMedian = 0.078, kRecordedWorst = 1.933;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }
@@ -604,7 +604,7 @@ TEST_CASE("cost_model: nanotron's ZeRO-1 buffers past the GPU: the pool is the l
     return 0.0;
   };
   std::vector<double> released_errors;
-  int unchanged = 0;
+  int unchanged = 0, pending_released = 0;
   for (const NanotronMemoryRow& r : PredictNanotronSweepRuns()) {
     if (r.row.suspect || r.run.zero != 1) continue;
     ClusterSpec cluster = LoadCluster("aws-p5", r.run.nodes);
@@ -620,17 +620,37 @@ TEST_CASE("cost_model: nanotron's ZeRO-1 buffers past the GPU: the pool is the l
       continue;
     }
     REQUIRE(roomy.memory_peak_stage == 0);
+    // The buffers' failed cudaMalloc releases the activations' segments: the
+    // states plus the larger of the forward/backward peak (pending
+    // reduce-scatter inputs included, pp = 1 with tp > 1) and the buffers.
     const double buffers = part(roomy, "optimizer_temporaries");
     const double peak = part(roomy, "activations") + part(roomy, "logits") + part(roomy, "gathered_weights") +
-                        part(roomy, "grad_temporaries");
-    CHECK_THAT(pool, Catch::Matchers::WithinRel(sum - buffers - peak + std::max(peak, buffers), 1e-12));
+                        part(roomy, "grad_temporaries") + part(roomy, "pending_collective_inputs");
+    const double released = sum - buffers - peak + std::max(peak, buffers);
+    if (buffers == 0 || released > device) {
+      // Still past the GPU: the allocator frees the pending inputs as well,
+      // and the pool is the one without them.
+      REQUIRE(part(roomy, "pending_collective_inputs") > 0);
+      SoftwareStack bare = stack;
+      bare.tp_pending_collective_inputs = 0;
+      CHECK(pool == testing::EvaluateNanotronRunOn(r.run, bare, LoadCluster("aws-p5", r.run.nodes))
+                        .memory_bytes_per_stage.front());
+      CHECK(pool <= device);
+      ++pending_released;
+      continue;
+    }
+    CHECK_THAT(pool, Catch::Matchers::WithinRel(released, 1e-12));
     CHECK(pool <= device);
     released_errors.push_back(std::fabs(r.row.Error()));
   }
   // docs/accuracy.md, nanotron section: 10 runs pass the GPU with the buffers; median |error| 3.9 %
   // (12.4 % when the pool stopped at the GPU).
-  CHECK(unchanged + released_errors.size() == 1224);   // every scored ZeRO-1 run
-  REQUIRE(released_errors.size() == 10);
+  CHECK(unchanged + pending_released + released_errors.size() == 1224);   // every scored ZeRO-1 run
+  INFO(pending_released << " runs past the GPU by their pending reduce-scatter inputs");
+  if (std::getenv("PARASIM_PRINT_MEMORY_TABLE"))
+    std::printf("ZeRO-1 release: %zu runs, median |error| %.1f%%; %d past the GPU by pending inputs alone\n",
+                released_errors.size(), 100 * Median(released_errors), pending_released);
+  REQUIRE(released_errors.size() == 14);
   INFO("released runs' median |error| " << 100 * Median(released_errors) << "%");
   CHECK(Median(released_errors) <= 0.04 + 0.02);
 }
@@ -661,6 +681,42 @@ TEST_CASE("cost_model: nanotron's kept TP all-gather buffers are two tokens x hi
     // The allocated peak after backward is below the stage's allocated peak (activations freed).
     CHECK(rep.memory_allocated_after_backward_per_stage.front() <
           ReservedPool(rep, rep.memory_bytes_per_stage.front()));
+  }
+}
+
+TEST_CASE("cost_model: nanotron's pending reduce-scatter inputs: two tokens x hidden blocks per layer, pp = 1, "
+          "tp > 1, reserved only",
+          "[cost_model][memory]") {
+  const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
+  REQUIRE(stack.tp_pending_collective_inputs == 2);
+  SoftwareStack without = stack;
+  without.tp_pending_collective_inputs = 0;
+  const auto part = [](const Report& rep, const std::string& name) {
+    for (const auto& [n, bytes] : rep.memory_breakdown_bytes)
+      if (n == name) return bytes;
+    return 0.0;
+  };
+  testing::NanotronRun run;
+  run.model = "nanotron-1b";   // 16 layers, hidden 2,048
+  run.kv_heads = 32;
+  run.nodes = 2;
+  run.mbs = 2;
+  for (const auto& [tp, pp] : std::vector<std::pair<int, int>>{{1, 1}, {4, 1}, {16, 1}, {4, 2}}) {
+    run.tp = tp;
+    run.pp = pp;
+    run.dp = 16 / (tp * pp);
+    run.grad_acc = 128 / run.dp;
+    const Report with = testing::EvaluateNanotronRun(run, stack), base = testing::EvaluateNanotronRun(run, without);
+    INFO("tp " << tp << " pp " << pp);
+    REQUIRE(with.feasible);
+    // 2 blocks x 16 layers x (mbs 2 x 4,096 tokens) x hidden 2,048 x 2 B, only without a pipeline and with tp.
+    const double expected = tp > 1 && pp == 1 ? 2.0 * 16 * 2 * 4096 * 2048 * 2 : 0.0;
+    CHECK(part(with, "pending_collective_inputs") == expected);
+    CHECK_THAT(with.memory_bytes_per_stage.front() - base.memory_bytes_per_stage.front(),
+               Catch::Matchers::WithinAbs(expected, 1.0));
+    // Freed blocks, never allocated: the allocated peak after backward does not move.
+    CHECK(with.memory_allocated_after_backward_per_stage.front() ==
+          base.memory_allocated_after_backward_per_stage.front());
   }
 }
 
@@ -732,6 +788,51 @@ TEST_CASE("cost_model: nanotron's tp = 1 reserved peaks grow with the micro-batc
   CHECK(median <= 1.05);
 }
 
+TEST_CASE("cost_model: nanotron's tp > 1, pp = 1 reserved peaks grow with the micro-batch as counted, pending "
+          "reduce-scatter inputs included",
+          "[cost_model][memory]") {
+  // Per pp = 1, tp > 1 layout, the least-squares slope over the micro-batch
+  // of the measured reserved peak against that of the prediction (docs/
+  // DECISIONS.md "nanotron's pending reduce-scatter inputs": median 1.23
+  // without them, the degraded-fabric jobs that held none included).
+  std::map<std::string, std::vector<std::pair<double, double>>> layouts;   // (mbs, measured or predicted)
+  std::map<std::string, std::vector<std::pair<double, double>>> predicted;
+  for (const NanotronMemoryRow& r : PredictNanotronSweepRuns()) {
+    if (r.row.suspect || r.run.tp == 1 || r.run.pp != 1) continue;
+    const std::string key = r.run.model + " kv" + std::to_string(r.run.kv_heads) + " n" +
+                            std::to_string(r.run.nodes) + " dp" + std::to_string(r.run.dp) + " tp" +
+                            std::to_string(r.run.tp) + " zero" + std::to_string(r.run.zero);
+    layouts[key].emplace_back(r.run.mbs, r.row.measured);
+    predicted[key].emplace_back(r.run.mbs, r.row.predicted);
+  }
+  const auto slope = [](const std::vector<std::pair<double, double>>& g) {
+    double mx = 0, my = 0;
+    for (const auto& [x, y] : g) {
+      mx += x;
+      my += y;
+    }
+    mx /= g.size();
+    my /= g.size();
+    double sxy = 0, sxx = 0;
+    for (const auto& [x, y] : g) {
+      sxy += (x - mx) * (y - my);
+      sxx += (x - mx) * (x - mx);
+    }
+    return sxx > 0 ? sxy / sxx : 0.0;
+  };
+  std::vector<double> ratios;
+  for (const auto& [layout, g] : layouts) {
+    if (g.size() < 2) continue;
+    const double p = slope(predicted.at(layout));
+    if (p > 0) ratios.push_back(slope(g) / p);
+  }
+  REQUIRE(ratios.size() >= 100);
+  const double median = Median(ratios);
+  INFO(ratios.size() << " layouts, median measured/predicted slope " << median);
+  CHECK(median >= 0.90);
+  CHECK(median <= 1.05);
+}
+
 TEST_CASE("cost_model: memory against the nanotron sweep's measured allocated peaks after backward",
           "[cost_model][memory]") {
   // The tensors the model counts (states, kept buffers, step temporaries),
@@ -780,7 +881,7 @@ TEST_CASE("cost_model: memory against every measured reference, combined", "[cos
     std::printf("combined: %zu rows, median |error| %.1f%%, worst %.1f%%\n", abs_errors.size(), 100 * median,
                 100 * worst);
   INFO("median |error| " << 100 * median << "%, worst " << 100 * worst << "%");
-  constexpr double kRecordedMedian = 0.084, kRecordedWorst = 1.606;
+  constexpr double kRecordedMedian = 0.076, kRecordedWorst = 1.933;
   CHECK(median <= kRecordedMedian + 0.02);
   CHECK(worst <= kRecordedWorst + 0.02);
 }

@@ -457,3 +457,35 @@ TEST_CASE("cost_model: kept buffers add to every phase; the allocated peak after
              WithinRel(ddp.weights + ddp.grads + ddp.optimizer + 3e9 + s.gemm_workspace_bytes + ddp.phases.optimizer,
                        1e-12));
 }
+
+TEST_CASE("cost_model: pending collective inputs add to the forward/backward pool, not past the GPU",
+          "[cost_model]") {
+  const SoftwareStack s = LoadSoftwareStack("nanotron");
+  MemoryInputs in;
+  in.sharding = ShardingMode::kDdp;
+  in.params.dense = 1e9;
+  in.params.largest_layer = 1e8;
+  in.activation_bytes = 5e9;
+  const MemoryEstimate base = EstimateMemory(s, in);
+  in.pending_collective_bytes = 3e9;
+  in.pending_block_bytes = 1e8;
+  const MemoryEstimate held = EstimateMemory(s, in);
+  // Exactly the pending bytes more in the pool and in both forward/backward phases, nothing allocated after backward.
+  CHECK_THAT(held.total - base.total, WithinRel(3e9, 1e-12));
+  CHECK_THAT(held.phases.forward_end - base.phases.forward_end, WithinRel(3e9, 1e-12));
+  CHECK_THAT(held.phases.backward - base.phases.backward, WithinRel(3e9, 1e-12));
+  CHECK(held.allocated_after_backward == base.allocated_after_backward);
+  CHECK(held.pending_collective_inputs == 3e9);
+  double sum = 0;
+  for (const auto& [name, bytes] : held.Breakdown()) sum += bytes;
+  CHECK_THAT(sum, WithinRel(held.total, 1e-12));
+  for (const auto& [name, bytes] : base.Breakdown()) CHECK(name != "pending_collective_inputs");
+  // A GPU the pool with them would pass, but not without: the allocator waits
+  // for the streams, frees them and the pool is counted without them.
+  in.device_bytes = held.total - 1e9;
+  const MemoryEstimate released = EstimateMemory(s, in);
+  CHECK(released.total == base.total);
+  CHECK(released.pending_collective_inputs == 0);
+  in.device_bytes = held.total;   // exactly at the GPU: kept
+  CHECK(EstimateMemory(s, in).total == held.total);
+}

@@ -155,8 +155,9 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   pp_balance_close_at_threshold, query_keeps_packed_qkv, tp_backward_overlap,
   //   pp_transfers_per_micro_batch, pp_tp_gathers_per_micro_batch, zero1_grad_allreduce,
   //   dp_overlap_per_chunk, fp8_split_accum_fprop/dgrad/wgrad, pp_overlap_p2p, pp_keeps_boundary_tensors,
-  //   pp_merges_last_stage_outputs
-  REQUIRE(StackFields().size() == 92);
+  //   pp_merges_last_stage_outputs, sp_grad_bytes, grad_norm_allreduce, embedding_grads_after_backward,
+  //   tp_pending_collective_inputs
+  REQUIRE(StackFields().size() == 96);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <utility>
+
 #include "core/loaders.h"
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
@@ -31,6 +33,22 @@ double Part(const Report& r, const std::string& name) {
     if (n == name) return bytes;
   FAIL("no memory part " << name);
   return 0;
+}
+
+// Table 5's shape on a smaller model (Llama 3 8B, tp 8 with SP, pp 8,
+// m = 8 of micro-batch 4, full AC, FP8): the torchtitan stack with and
+// without one of its flags.
+std::pair<Report, Report> Table5ShapeWithAndWithout(bool SoftwareStack::*flag) {
+  const ModelSpec model = LoadModel("llama3-8b");
+  const ClusterSpec cluster = LoadCluster("dgx-h100", 8);
+  const SoftwareStack s = LoadSoftwareStack("torchtitan");
+  SoftwareStack without = s;
+  without.*flag = false;
+  const JobSpec job = TitanJob(8 * 4, Precision::kFp8);
+  const ParallelConfig c =
+      ParseParallelConfig("dp=1,tp=8,pp=8,mbs=4,sharding=zero3,recompute=full,sp=on,schedule=1f1b");
+  return {AnalyticalEvaluator(model, cluster, job, s).Evaluate(c),
+          AnalyticalEvaluator(model, cluster, job, without).Evaluate(c)};
 }
 
 }  // namespace
@@ -275,17 +293,10 @@ TEST_CASE("cost_model: a rank with more chunks keeps more boundary tensors, and 
 
 TEST_CASE("cost_model: torchtitan's 405B 1F1B stages carry the kept boundary tensors, x fragmentation",
           "[cost_model][memory]") {
-  // Table 5's shape on a smaller model: tp 8 with SP, pp 8, m = 8.
   const ModelSpec model = LoadModel("llama3-8b");
   const ClusterSpec cluster = LoadCluster("dgx-h100", 8);
   const SoftwareStack s = LoadSoftwareStack("torchtitan");
-  SoftwareStack without = s;
-  without.pp_keeps_boundary_tensors = false;
-  const JobSpec job = TitanJob(8 * 4, Precision::kFp8);
-  const ParallelConfig c =
-      ParseParallelConfig("dp=1,tp=8,pp=8,mbs=4,sharding=zero3,recompute=full,sp=on,schedule=1f1b");
-  const Report with = AnalyticalEvaluator(model, cluster, job, s).Evaluate(c);
-  const Report base = AnalyticalEvaluator(model, cluster, job, without).Evaluate(c);
+  const auto [with, base] = Table5ShapeWithAndWithout(&SoftwareStack::pp_keeps_boundary_tensors);
   REQUIRE(with.memory_bytes_per_stage.size() == 8);
   const double one = 4.0 * 8192 * model.hidden_size * 2 / 8;
   const double counts[8] = {16, 18, 20, 22, 24, 26, 28, 14};
@@ -295,6 +306,8 @@ TEST_CASE("cost_model: torchtitan's 405B 1F1B stages carry the kept boundary ten
                WithinRel(s.fragmentation * counts[st] * one, 1e-9));
   }
   // pp = 1 keeps none.
+  SoftwareStack without = s;
+  without.pp_keeps_boundary_tensors = false;
   const ParallelConfig flat = ParseParallelConfig("dp=8,tp=8,mbs=4,sharding=zero3,recompute=full,sp=on");
   const JobSpec flat_job = TitanJob(32, Precision::kFp8);
   CHECK(AnalyticalEvaluator(model, cluster, flat_job, s).Evaluate(flat).memory_per_gpu.si() ==
@@ -326,14 +339,7 @@ TEST_CASE("cost_model: torch pipelining's merged last-stage outputs add a reserv
   // Through the evaluator (tp 8 with SP, pp 8, m 8): only the last stage
   // grows, by m micro-batches' bf16 logits ÷ tp, with no fragmentation.
   const ModelSpec model = LoadModel("llama3-8b");
-  const ClusterSpec cluster = LoadCluster("dgx-h100", 8);
-  SoftwareStack without = s;
-  without.pp_merges_last_stage_outputs = false;
-  const JobSpec job = TitanJob(8 * 4, Precision::kFp8);
-  const ParallelConfig c =
-      ParseParallelConfig("dp=1,tp=8,pp=8,mbs=4,sharding=zero3,recompute=full,sp=on,schedule=1f1b");
-  const Report with = AnalyticalEvaluator(model, cluster, job, s).Evaluate(c);
-  const Report base_rep = AnalyticalEvaluator(model, cluster, job, without).Evaluate(c);
+  const auto [with, base_rep] = Table5ShapeWithAndWithout(&SoftwareStack::pp_merges_last_stage_outputs);
   const double logits = 8 * 4.0 * 8192 * static_cast<double>(model.vocab_size) / 8 * 2;
   CHECK_THAT(with.memory_bytes_per_stage[7] - base_rep.memory_bytes_per_stage[7], WithinRel(logits, 1e-9));
   for (int st = 0; st < 7; ++st) CHECK(with.memory_bytes_per_stage[st] == base_rep.memory_bytes_per_stage[st]);
