@@ -4,6 +4,7 @@
 #include <array>
 
 #include "cost_model/evaluator_stage_time.h"
+#include "cost_model/interleaved_chunks.h"
 #include "cost_model/precision.h"
 #include "cost_model/precision_memory.h"
 
@@ -172,17 +173,25 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   StageKinds previous_kinds{};
   int previous_layers = -1;
   int64_t previous_bf16 = -1;
-  double previous_in_flight = -1;
+  double previous_in_flight = -1, previous_held_in_flight = -1;
   static const StageKinds kOneKind{};
   thread_local UnitCost mixed_layer;
   for (int s = 0; s < cs.pp; ++s) {
     const bool first = s == 0, last = s == cs.pp - 1;
     const int L = stage_layers[s];
     const double in_flight = MicroBatchesInFlight(c.schedule, cs.pp, cs.m, cs.v, s, d.stack.pp_interleaved_full_warmup);
+    // Chunks of unequal layers: the activations are those of the specific
+    // chunks in flight, not in_flight stages' worth (the boundary tensors, one
+    // per chunk whatever its layers, keep the count).
+    const double held_in_flight =
+        c.schedule == PipelineSchedule::kInterleaved && cs.pp > 1 && cs.v > 1 && L > 0 && L % cs.v != 0
+            ? InterleavedHeldLayers(ChunkLayers(L, cs.v), cs.pp, cs.m, s, d.stack.pp_interleaved_full_warmup) / L
+            : in_flight;
     const bool middle = !first && !last;
     const int64_t bf16 = Bf16LayersOnStage(d, stage_layers, s);
     const StageKinds& kinds = stage_kinds.empty() ? kOneKind : stage_kinds[s];
-    if (middle && L == previous_layers && in_flight == previous_in_flight && bf16 == previous_bf16 &&
+    if (middle && L == previous_layers && in_flight == previous_in_flight &&
+        held_in_flight == previous_held_in_flight && bf16 == previous_bf16 &&
         (!u.several_kinds || kinds == previous_kinds)) {
       out->stage_bytes[s] = previous.total;   // never above the peak so far: it equals stage s-1
       out->stage_allocated_after_backward[s] = previous.allocated_after_backward;
@@ -220,10 +229,10 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
       // backward rebuilds one recomputed layer at a time (its working set).
       const StageActivations all = StageActivationsOf(kept_terms, kinds, L, bf16, mlp_kinds);
       const double r = static_cast<double>(recomputed) / L;
-      mi.activation_bytes = in_flight * (r * held.activation + (1.0 - r) * all.activation);
+      mi.activation_bytes = held_in_flight * (r * held.activation + (1.0 - r) * all.activation);
       mi.working_bytes = recomputed > 0 ? held.working : all.working;
     } else {
-      mi.activation_bytes = in_flight * held.activation;
+      mi.activation_bytes = held_in_flight * held.activation;
       mi.working_bytes = held.working;
     }
     mi.logits_bytes = last ? logits_bytes : 0.0;
@@ -255,6 +264,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
       previous_layers = L;
       previous_bf16 = bf16;
       previous_in_flight = in_flight;
+      previous_held_in_flight = held_in_flight;
     } else {
       previous_layers = -1;
     }

@@ -349,13 +349,24 @@ StageLayer BlendKept(const StageLayer& recomputed, const KeptLayers& kept, const
 }
 
 // One chunk's pass of a stage's middle micro-batch phase (v chunks of equal
-// layers): what a pipeline transfer beside it slows is its kernels; its
-// blocking comm, its waits for gathers and the time gathers already slowed
-// it are fixed (one NCCL kernel's SMs at a time, as in the recurrences).
+// layers; unequal: ChunkOfPassShare): what a pipeline transfer beside it
+// slows is its kernels; its blocking comm, its waits for gathers and the
+// time gathers already slowed it are fixed (one NCCL kernel's SMs at a
+// time, as in the recurrences).
 OverlapUnit ChunkOfPass(const PhaseResult& phase, const UnitRuns& r, int v) {
   const double fixed = (r.has_first ? r.first.fixed : 0.0) + r.count * r.body.fixed + (r.has_last ? r.last.fixed : 0.0);
   const double compute = phase.time / v;
   return OverlapUnit{compute, 0, 0, std::min(compute, (fixed + phase.exposed + phase.interference) / v)};
+}
+
+// Chunk `layers_c` of a stage of `layers` split into unequal chunks: its
+// layers' share of the pass (the embedding or head, where the stage has one,
+// spread in proportion: the phase does not tell where they sit).
+OverlapUnit ChunkOfPassShare(const PhaseResult& phase, const UnitRuns& r, int layers_c, int layers) {
+  const double share = static_cast<double>(layers_c) / layers;
+  const double fixed = (r.has_first ? r.first.fixed : 0.0) + r.count * r.body.fixed + (r.has_last ? r.last.fixed : 0.0);
+  const double compute = phase.time * share;
+  return OverlapUnit{compute, 0, 0, std::min(compute, (fixed + phase.exposed + phase.interference) * share)};
 }
 
 // `ranks`: the pipeline ranks of the stages of this shape; where the
@@ -406,11 +417,23 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
     p2p_mb = 2.0 * cs.v * comm.p2p;
     p2p_exposed_mb = p2p_mb;
     const OverlapUnit f_chunk = ChunkOfPass(p.f_mid, su.fwd, cs.v), b_chunk = ChunkOfPass(p.b_mid, su.bwd, cs.v);
+    // Unequal chunks: each transfer beside the pass of the chunk it runs beside.
+    const bool split = layers > 0 && layers % cs.v != 0;
+    std::vector<OverlapUnit> f_chunks, b_chunks;
+    if (split) {
+      for (int n : ChunkLayers(layers, cs.v)) {
+        f_chunks.push_back(ChunkOfPassShare(p.f_mid, su.fwd, n, layers));
+        b_chunks.push_back(ChunkOfPassShare(p.b_mid, su.bwd, n, layers));
+      }
+    }
     P2pStep most;
     bool have = false;
     for (int rank : ranks) {
-      const P2pStep r = OverlappedP2pPerStep(comm.p2p, f_chunk, b_chunk, cs.pp, m, cs.v, rank,
-                                             d.stack.pp_interleaved_full_warmup, comm.interference);
+      const P2pStep r =
+          split ? OverlappedP2pSplitChunks(comm.p2p, f_chunks, b_chunks, cs.pp, m, rank,
+                                           d.stack.pp_interleaved_full_warmup, comm.interference)
+                : OverlappedP2pPerStep(comm.p2p, f_chunk, b_chunk, cs.pp, m, cs.v, rank,
+                                       d.stack.pp_interleaved_full_warmup, comm.interference);
       if (!have || r.exposed + r.interference > most.exposed + most.interference) most = r;
       have = true;
     }

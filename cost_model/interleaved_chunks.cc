@@ -34,6 +34,64 @@ std::vector<std::vector<int64_t>> InterleavedModelLayers(const std::vector<int>&
   return out;
 }
 
+int InterleavedForwardChunk(int k, int pp, int v) { return (k % (pp * v)) / pp; }
+int InterleavedBackwardChunk(int k, int pp, int v) { return v - 1 - InterleavedForwardChunk(k, pp, v); }
+
+int InterleavedWarmup(int pp, int m, int v, int stage, bool full_warmup) {
+  const int passes = m * v;
+  if (m == pp && full_warmup) return passes;
+  return std::min(passes, 2 * (pp - stage - 1) + (v - 1) * pp);
+}
+
+double InterleavedHeldLayers(const std::vector<int>& chunk_layers, int pp, int m, int stage, bool full_warmup) {
+  const int v = static_cast<int>(chunk_layers.size());
+  PARASIM_CHECK(pp >= 1 && m >= 1 && v >= 1 && stage >= 0 && stage < pp, "interleaved order needs pp, m, v >= 1");
+  const int passes = m * v;
+  const int warmup = InterleavedWarmup(pp, m, v, stage, full_warmup);
+  double held = 0;
+  for (int k = 0; k < warmup; ++k) held += chunk_layers[InterleavedForwardChunk(k, pp, v)];
+  double peak = held;
+  for (int j = 0; warmup + j < passes; ++j) {   // steady: the peak is right after each forward
+    held += chunk_layers[InterleavedForwardChunk(warmup + j, pp, v)];
+    peak = std::max(peak, held);
+    held -= chunk_layers[InterleavedBackwardChunk(j, pp, v)];
+  }
+  return peak;
+}
+
+std::vector<int> InterleavedSteadyPairs(int pp, int m, int v, int stage, bool full_warmup) {
+  PARASIM_CHECK(pp >= 1 && m >= 1 && v >= 1 && stage >= 0 && stage < pp, "interleaved order needs pp, m, v >= 1");
+  const int passes = m * v;
+  const int warmup = InterleavedWarmup(pp, m, v, stage, full_warmup);
+  std::vector<int> counts(static_cast<size_t>(v) * v, 0);
+  for (int j = 0; warmup + j < passes; ++j) {
+    const int next = std::min(warmup + j + 1, passes - 1);
+    ++counts[InterleavedBackwardChunk(j, pp, v) * v + InterleavedForwardChunk(next, pp, v)];
+  }
+  return counts;
+}
+
+P2pStep OverlappedP2pSplitChunks(double p2p, const std::vector<OverlapUnit>& f_chunks,
+                                 const std::vector<OverlapUnit>& b_chunks, int pp, int m, int rank, bool full_warmup,
+                                 double interference) {
+  const int v = static_cast<int>(f_chunks.size());
+  PARASIM_CHECK(static_cast<int>(b_chunks.size()) == v, "one forward and one backward pass per chunk");
+  const std::vector<int> pairs = InterleavedSteadyPairs(pp, m, v, rank, full_warmup);
+  P2pStep r;
+  r.exposed = 2.0 * InterleavedWarmup(pp, m, v, rank, full_warmup) * p2p;
+  for (int b = 0; b < v; ++b) {
+    for (int f = 0; f < v; ++f) {
+      const int n = pairs[b * v + f];
+      if (n == 0) continue;
+      // One steady iteration of the equal-chunk term: pp = m = v = 1 leaves no warm-up.
+      const P2pStep one = OverlappedP2pPerStep(p2p, f_chunks[f], b_chunks[b], 1, 1, 1, 0, false, interference);
+      r.exposed += n * one.exposed;
+      r.interference += n * one.interference;
+    }
+  }
+  return r;
+}
+
 namespace {
 
 struct Pass {

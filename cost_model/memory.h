@@ -133,7 +133,9 @@ double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int num_micro_bat
 // Interleaved 1F1B with v > 1 chunks per stage: the stage-equivalents of
 // chunk activations `stage` holds at its peak, min(m, p + (p − 1 − 2·stage)/v),
 // all m when m = p and `full_warmup` (Megatron runs every chunk forward first
-// then; torch's ScheduleInterleaved1F1B keeps the warm-up count).
+// then; torch's ScheduleInterleaved1F1B keeps the warm-up count). Chunks of
+// L/v layers; stages split into unequal chunks: InterleavedHeldLayers
+// (interleaved_chunks.h).
 double InterleavedMicroBatchesInFlight(int pp, int num_micro_batches, int vpp, int stage, bool full_warmup = true);
 
 // Stage-boundary tensors (each one micro-batch's stage input or output:

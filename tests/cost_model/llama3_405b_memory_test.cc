@@ -110,10 +110,16 @@ TEST_CASE("cost_model: Llama 3 405B's published layouts: the peak stage is the s
   const double stage_params = 8 * LayerParamsPerGpu();
   struct Case {
     Row row;
-    double in_flight;   // stage-equivalents rank 1 holds at vp 6 (the flagship table's pick)
+    double in_flight;   // stage-equivalents rank 1 holds at vp 6 (the flagship table's pick before vp 4)
   };
   const Case cases[] = {
-      {{8192, 1, 2048, 8192}, 109.0 / 6},   // M = 32: 2·14 + 5·16 warm-up chunks + 1
+      // M = 32: 2·14 + 5·16 = 108 warm-up chunks of 8 layers split 2,2,1,1,1,1
+      // (not 109 · 8/6 = 145.3): forwards 0-107 hold chunk 0 ×28, chunk 1 ×16
+      // (2 layers each) and chunks 2-5 ×16 (1 each), 152; the 20 steady
+      // forwards of chunks 0 and 1 (k 108-127, +2) each come before a
+      // backward of chunk 5 or 4 (−1), so rank 1 peaks at 152 + 40 − 19 = 173
+      // layer-micro-batches after forward 127, then holds level and falls.
+      {{8192, 1, 2048, 8192}, 173.0 / 8},
       {{16384, 1, 2048, 8192}, 16},         // M = 16 = p: every chunk forward first
       {{16384, 16, 128, 131072}, 16},
   };
