@@ -39,28 +39,28 @@ parasim::AnalyticalEvaluator Mixed70BEvaluator() {
   return parasim::AnalyticalEvaluator(parasim::LoadModel("llama2-70b"), parasim::LoadCluster("dgx-h100", 256), job);
 }
 
-void BM_EvaluateMixed70B(benchmark::State& state) {
-  const parasim::AnalyticalEvaluator ev = Mixed70BEvaluator();
+// Times `score(config)` over the mixed configs, round robin.
+template <typename Score>
+void ScoreMixedConfigs(benchmark::State& state, Score score) {
   const auto configs = MixedConfigs();
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(ev.Evaluate(configs[i]));
+    benchmark::DoNotOptimize(score(configs[i]));
     i = i + 1 == configs.size() ? 0 : i + 1;
   }
   state.SetItemsProcessed(state.iterations());
+}
+
+void BM_EvaluateMixed70B(benchmark::State& state) {
+  const parasim::AnalyticalEvaluator ev = Mixed70BEvaluator();
+  ScoreMixedConfigs(state, [&](const parasim::ParallelConfig& c) { return ev.Evaluate(c); });
 }
 BENCHMARK(BM_EvaluateMixed70B);
 
 // The planner's metrics-only path (AnalyticalEvaluator::Metrics) on the same configs.
 void BM_MetricsMixed70B(benchmark::State& state) {
   const parasim::AnalyticalEvaluator ev = Mixed70BEvaluator();
-  const auto configs = MixedConfigs();
-  size_t i = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(ev.Metrics(configs[i]));
-    i = i + 1 == configs.size() ? 0 : i + 1;
-  }
-  state.SetItemsProcessed(state.iterations());
+  ScoreMixedConfigs(state, [&](const parasim::ParallelConfig& c) { return ev.Metrics(c); });
 }
 BENCHMARK(BM_MetricsMixed70B);
 
@@ -78,13 +78,7 @@ void BM_MetricsMixed70BMegatronCore(benchmark::State& state) {
   }
   const parasim::AnalyticalEvaluator ev(parasim::LoadModel("llama2-70b"), parasim::LoadCluster("dgx-h100", 256), job,
                                         stack);
-  const auto configs = MixedConfigs();
-  size_t i = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(ev.Metrics(configs[i]));
-    i = i + 1 == configs.size() ? 0 : i + 1;
-  }
-  state.SetItemsProcessed(state.iterations());
+  ScoreMixedConfigs(state, [&](const parasim::ParallelConfig& c) { return ev.Metrics(c); });
 }
 BENCHMARK(BM_MetricsMixed70BMegatronCore)->Arg(0)->Arg(1);
 

@@ -98,7 +98,8 @@ TEST_CASE("tied embedding pp: the first-last pair of a longer pipeline", "[cost_
   for (const char* config : {"dp=4,tp=8,pp=2,sharding=zero1", "dp=2,tp=8,pp=4,sharding=zero1"}) {
     INFO(config);
     const ParallelConfig c = ParseParallelConfig(config);
-    const WorkloadCollective* w = Tied(e.BuildWorkload(c), 0);
+    const StepWorkload wl = e.BuildWorkload(c);   // kept: w points into it
+    const WorkloadCollective* w = Tied(wl, 0);
     REQUIRE(w != nullptr);
     CHECK(w->sub.ends);
     const double t = EstimateCollective(w->op, w->size, ResolveGroupPath(e.cluster(), c, w->dim, w->sub),
