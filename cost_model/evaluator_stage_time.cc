@@ -206,7 +206,7 @@ StepDeltas WholeStageDeltas(const StagePhases& p) { return StepDeltas{Minus(p.f_
 bool PerChunkApplies(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const StageUnits& su,
                      int layers) {
   if (!d.stack.dp_overlap_per_chunk || c.schedule != PipelineSchedule::kInterleaved || cs.v <= 1 || cs.pp <= 1 ||
-      layers <= 0 || layers % cs.v != 0)
+      layers <= 0 || StageHasSplitChunks(layers, cs.v))
     return false;
   const auto step_only = [](const OverlapUnit& u) { return u.gather == 0 && u.reduce == 0; };
   return step_only(su.fwd.body) && step_only(su.bwd.body) &&
@@ -418,7 +418,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
     p2p_exposed_mb = p2p_mb;
     const OverlapUnit f_chunk = ChunkOfPass(p.f_mid, su.fwd, cs.v), b_chunk = ChunkOfPass(p.b_mid, su.bwd, cs.v);
     // Unequal chunks: each transfer beside the pass of the chunk it runs beside.
-    const bool split = layers > 0 && layers % cs.v != 0;
+    const bool split = StageHasSplitChunks(layers, cs.v);
     std::vector<OverlapUnit> f_chunks, b_chunks;
     if (split) {
       for (int n : ChunkLayers(layers, cs.v)) {
