@@ -512,15 +512,42 @@ std::vector<StageKinds> CountStageKinds(const ModelSpec& model, const std::vecto
   return out;
 }
 
+namespace {
+
+// An explicit split (pp_layers) of up to 16 stages as 16-bit layer counts,
+// with the kernel id (the model) and vpp; false when it does not fit (such a
+// split is counted on every call).
+using ExplicitKindsKey = WordKey<6>;
+bool MakeExplicitKindsKey(uint64_t kernel_id, int vpp, const std::vector<int>& stage_layers, ExplicitKindsKey* key) {
+  if (stage_layers.size() > 16) return false;
+  key->w = {kernel_id, Pack(static_cast<int>(stage_layers.size()), vpp), 0, 0, 0, 0};
+  for (size_t s = 0; s < stage_layers.size(); ++s) {
+    const int n = stage_layers[s];
+    if (n < 0 || n > 0xFFFF) return false;
+    key->w[2 + s / 4] |= static_cast<uint64_t>(n) << (16 * (s % 4));
+  }
+  return true;
+}
+
+}  // namespace
+
 const std::vector<StageKinds>& StageKindSplit(const EvaluatorData& d, const ParallelConfig& c,
                                               const std::vector<int>& stage_layers) {
   static const std::vector<StageKinds> none;
   thread_local std::vector<StageKinds> explicit_kinds;
   thread_local SlotMemo<StageSplitKey, std::vector<StageKinds>, 16> memo;
+  // The planner's ends-lighter splits are explicit: the memory and the
+  // stages' times of one config ask for the same counts, and configs that
+  // differ in tp, dp or recompute share them.
+  thread_local SlotMemo<ExplicitKindsKey, std::vector<StageKinds>, 16> explicit_memo;
   if (!d.lcm.several_kinds) return none;
   if (c.pp_layers.empty()) {
     return memo.Get(StageSplitKey{{d.kernel_id, Pack(c.pp, c.vpp)}},
                     [&] { return CountStageKinds(d.model, stage_layers, c.vpp); });
+  }
+  ExplicitKindsKey key;
+  if (MakeExplicitKindsKey(d.kernel_id, c.vpp, stage_layers, &key)) {
+    return explicit_memo.Get(key, [&] { return CountStageKinds(d.model, stage_layers, c.vpp); });
   }
   explicit_kinds = CountStageKinds(d.model, stage_layers, c.vpp);
   return explicit_kinds;
