@@ -150,7 +150,7 @@ StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer&
 // backward, the first forward (with the once-per-step gathers) and the last
 // backward (with the once-per-step reductions).
 // `f_first_waited`: the first forward of a stage the pipeline's fill
-// reaches after another stage's forward (pipeline rank > 0).
+// reaches after another stage's forward (pipeline rank > 0, v = 1).
 struct StagePhases {
   PhaseResult f_mid, b_mid, f_first, b_last, f_first_waited;
 };
@@ -162,16 +162,20 @@ struct StagePhases {
 // and each next one from a forward pre-hook (core_r0.10.0 megatron/core/
 // optimizer/distrib_optimizer.py step_with_ready_grads, distributed/
 // distributed_data_parallel.py _make_forward_pre_hook); tier B issues them
-// with no compute before them, at the step's start.
-PhaseResult ForwardAfterWait(const UnitRuns& runs, int depth, double interference) {
-  thread_local SlotMemo<PhaseKey, PhaseResult, 64> memo;
+// with no compute before them, at the step's start. One lookup for both
+// first forwards: {without, with the wait}.
+struct FirstForwards {
+  PhaseResult first, waited;
+};
+FirstForwards FirstForwardsAfterWait(const UnitRuns& runs, int depth, double interference) {
+  thread_local SlotMemo<PhaseKey, FirstForwards, 256> memo;
   return memo.Get(MakePhaseKey(true, runs, depth, interference), [&] {
     thread_local std::vector<OverlapUnit> units;
     const int n = runs.size();
     units.resize(n);
     for (int i = 0; i < n; ++i) units[i] = runs[i];
     for (int i = 0; i <= std::min(std::max(0, depth), n - 1); ++i) units[i].gather = 0;
-    return ForwardWithPrefetch(units.data(), n, depth, interference);
+    return FirstForwards{Forward(runs, depth, interference), ForwardWithPrefetch(units.data(), n, depth, interference)};
   });
 }
 
@@ -188,8 +192,14 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitCom
     if (first) scratch.first.gather += comm.emb.gather_step;
     scratch.body.gather += layer_comm.gather_step;
     if (last) scratch.last.gather += comm.head.gather_step;
-    p.f_first = Forward(scratch, prefetch, comm.interference);
-    p.f_first_waited = waits ? ForwardAfterWait(scratch, prefetch, comm.interference) : p.f_first;
+    if (waits) {
+      const FirstForwards ff = FirstForwardsAfterWait(scratch, prefetch, comm.interference);
+      p.f_first = ff.first;
+      p.f_first_waited = ff.waited;
+    } else {
+      p.f_first = Forward(scratch, prefetch, comm.interference);
+      p.f_first_waited = p.f_first;
+    }
   }
   if (su.reduce_step > 0) {
     UnitRuns scratch = su.bwd;
@@ -404,7 +414,8 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   if (kept.units != nullptr && recomputed < layers) sl = BlendKept(sl, kept, kinds, layers, recomputed);
   StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
   su.AddStepEnd(TimeStageStepEnd(d, c, layers, StageMoeLayers(d, kinds, layers), last, nullptr));
-  const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last, cs.pp > 1 && !first);
+  // Interleaved stages keep their once-per-step additions whole (below).
+  const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last, cs.pp > 1 && cs.v == 1 && !first);
   StepDeltas once = WholeStageDeltas(p);
   const bool per_chunk = PerChunkApplies(d, c, cs, su, layers);
   if (per_chunk) {
