@@ -82,6 +82,48 @@ void BM_MetricsMixed70BMegatronCore(benchmark::State& state) {
 }
 BENCHMARK(BM_MetricsMixed70BMegatronCore)->Arg(0)->Arg(1);
 
+// A model of two layer kinds (Mixtral 8x7B with every other layer dense, as
+// Llama 4 Maverick's interleave_moe_layer_step 2) on 192 H100: each stage
+// counts its layers of each kind (CountStageKinds). Arg 0: the stack's
+// balanced split (memoized per pp and vpp); arg 1: the planner's
+// ends-lighter splits (explicit pp_layers, the end stages two layers
+// lighter, as SearchSpace::ToConfig sets them). Counter: configs feasible.
+void BM_MetricsSeveralKinds(benchmark::State& state) {
+  parasim::JobSpec job;
+  job.global_batch = 1536;
+  job.seq_len = 4096;
+  parasim::ModelSpec model = parasim::LoadModel("mixtral-8x7b");
+  model.moe_layer_interval = 2;
+  const parasim::AnalyticalEvaluator ev(model, parasim::LoadCluster("dgx-h100", 24), job,
+                                        parasim::LoadSoftwareStack("megatron-core"));
+  std::vector<parasim::ParallelConfig> configs;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {3, 4, 6}) {   // (32 + 2·2) / pp whole
+      for (const char* rc : {"none", "selective", "full"}) {
+        parasim::ParallelConfig c = parasim::ParseParallelConfig(
+            parasim::StrCat("dp=", 192 / (tp * pp), ",tp=", tp, ",pp=", pp, ",mbs=1,sharding=zero1,recompute=", rc,
+                            tp > 1 ? ",sp=on" : ""));
+        if (state.range(0) == 1) {
+          c.pp_layers.assign(pp, (32 + 2 * 2) / pp);
+          c.pp_layers.front() -= 2;
+          c.pp_layers.back() -= 2;
+        }
+        configs.push_back(c);
+      }
+    }
+  }
+  int feasible = 0;
+  for (const parasim::ParallelConfig& c : configs) feasible += ev.Metrics(c).feasible ? 1 : 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(ev.Metrics(configs[i]));
+    i = i + 1 == configs.size() ? 0 : i + 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["feasible"] = feasible;
+}
+BENCHMARK(BM_MetricsSeveralKinds)->Arg(0)->Arg(1);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -184,7 +184,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     // chunks in flight, not in_flight stages' worth (the boundary tensors, one
     // per chunk whatever its layers, keep the count).
     const double held_in_flight =
-        c.schedule == PipelineSchedule::kInterleaved && cs.pp > 1 && cs.v > 1 && L > 0 && L % cs.v != 0
+        c.schedule == PipelineSchedule::kInterleaved && cs.pp > 1 && StageHasSplitChunks(L, cs.v)
             ? InterleavedHeldLayers(ChunkLayers(L, cs.v), cs.pp, cs.m, s, d.stack.pp_interleaved_full_warmup) / L
             : in_flight;
     const bool middle = !first && !last;

@@ -149,23 +149,57 @@ StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer&
 // The four overlap phases of a stage: middle micro-batch forward and
 // backward, the first forward (with the once-per-step gathers) and the last
 // backward (with the once-per-step reductions).
+// `f_first_waited`: the first forward of a stage the pipeline's fill
+// reaches after another stage's forward (pipeline rank > 0, v = 1).
 struct StagePhases {
-  PhaseResult f_mid, b_mid, f_first, b_last;
+  PhaseResult f_mid, b_mid, f_first, b_last, f_first_waited;
 };
 
+// The first forward of a stage that waits for its input: the gathers issued
+// at its start (the first depth + 1 units', overlap.h) run while it waits,
+// so it waits for and is slowed by the later ones only. Megatron-Core
+// dispatches the first bucket's all-gather in zero_grad at the step's start
+// and each next one from a forward pre-hook (core_r0.10.0 megatron/core/
+// optimizer/distrib_optimizer.py step_with_ready_grads, distributed/
+// distributed_data_parallel.py _make_forward_pre_hook); tier B issues them
+// with no compute before them, at the step's start. One lookup for both
+// first forwards: {without, with the wait}.
+struct FirstForwards {
+  PhaseResult first, waited;
+};
+FirstForwards FirstForwardsAfterWait(const UnitRuns& runs, int depth, double interference) {
+  thread_local SlotMemo<PhaseKey, FirstForwards, 256> memo;
+  return memo.Get(MakePhaseKey(true, runs, depth, interference), [&] {
+    thread_local std::vector<OverlapUnit> units;
+    const int n = runs.size();
+    units.resize(n);
+    for (int i = 0; i < n; ++i) units[i] = runs[i];
+    for (int i = 0; i <= std::min(std::max(0, depth), n - 1); ++i) units[i].gather = 0;
+    return FirstForwards{Forward(runs, depth, interference), ForwardWithPrefetch(units.data(), n, depth, interference)};
+  });
+}
+
 StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitComm& layer_comm, int prefetch,
-                      bool first, bool last) {
+                      bool first, bool last, bool waits) {
   StagePhases p;
   p.f_mid = Forward(su.fwd, prefetch, comm.interference);
   p.b_mid = Backward(su.bwd, comm.interference);
   p.f_first = p.f_mid;
   p.b_last = p.b_mid;
+  p.f_first_waited = p.f_mid;
   if (su.gather_step > 0) {
     UnitRuns scratch = su.fwd;
     if (first) scratch.first.gather += comm.emb.gather_step;
     scratch.body.gather += layer_comm.gather_step;
     if (last) scratch.last.gather += comm.head.gather_step;
-    p.f_first = Forward(scratch, prefetch, comm.interference);
+    if (waits) {
+      const FirstForwards ff = FirstForwardsAfterWait(scratch, prefetch, comm.interference);
+      p.f_first = ff.first;
+      p.f_first_waited = ff.waited;
+    } else {
+      p.f_first = Forward(scratch, prefetch, comm.interference);
+      p.f_first_waited = p.f_first;
+    }
   }
   if (su.reduce_step > 0) {
     UnitRuns scratch = su.bwd;
@@ -206,7 +240,7 @@ StepDeltas WholeStageDeltas(const StagePhases& p) { return StepDeltas{Minus(p.f_
 bool PerChunkApplies(const EvaluatorData& d, const ParallelConfig& c, const ConfigShape& cs, const StageUnits& su,
                      int layers) {
   if (!d.stack.dp_overlap_per_chunk || c.schedule != PipelineSchedule::kInterleaved || cs.v <= 1 || cs.pp <= 1 ||
-      layers <= 0 || layers % cs.v != 0)
+      layers <= 0 || StageHasSplitChunks(layers, cs.v))
     return false;
   const auto step_only = [](const OverlapUnit& u) { return u.gather == 0 && u.reduce == 0; };
   return step_only(su.fwd.body) && step_only(su.bwd.body) &&
@@ -380,9 +414,11 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   if (kept.units != nullptr && recomputed < layers) sl = BlendKept(sl, kept, kinds, layers, recomputed);
   StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
   su.AddStepEnd(TimeStageStepEnd(d, c, layers, StageMoeLayers(d, kinds, layers), last, nullptr));
-  const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last);
+  // Interleaved stages keep their once-per-step additions whole (below).
+  const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last, cs.pp > 1 && cs.v == 1 && !first);
   StepDeltas once = WholeStageDeltas(p);
-  if (PerChunkApplies(d, c, cs, su, layers)) {
+  const bool per_chunk = PerChunkApplies(d, c, cs, su, layers);
+  if (per_chunk) {
     bool have = false;
     for (int rank : ranks) {
       const StepDeltas r = PerChunkDeltas(su, comm, *sl.comm, cs.pp, cs.v, rank, first, last);
@@ -418,7 +454,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
     p2p_exposed_mb = p2p_mb;
     const OverlapUnit f_chunk = ChunkOfPass(p.f_mid, su.fwd, cs.v), b_chunk = ChunkOfPass(p.b_mid, su.bwd, cs.v);
     // Unequal chunks: each transfer beside the pass of the chunk it runs beside.
-    const bool split = layers > 0 && layers % cs.v != 0;
+    const bool split = StageHasSplitChunks(layers, cs.v);
     std::vector<OverlapUnit> f_chunks, b_chunks;
     if (split) {
       for (int n : ChunkLayers(layers, cs.v)) {
@@ -458,6 +494,25 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.ends_bwd_mb = (first ? su.bwd.first.compute : 0.0) + (last ? su.bwd.last.compute : 0.0);
   st.p2p_hidden_mb = p2p_mb - p2p_exposed_mb;
   st.extra = once.f.time + once.b.time + su.step_end + st.optimizer;
+  if (per_chunk || cs.v > 1) {
+    // Interleaved: the chunks' collectives go out with each chunk's first
+    // forward and last backward (or between passes, PerChunkDeltas), and the
+    // closed form's fill of (pp − 1)/v stages does not say which of those
+    // passes it runs through: all of it after the last backward.
+    st.extra_after = st.extra;
+  } else {
+    // The first forward waits for and is slowed by its gathers; the last
+    // backward's kernels are slowed beside its reductions, whose tail after
+    // them runs beside the upstream stages' drain (the gradient's send does
+    // not wait for it: another stream and communicator).
+    // Zero bubble: the reductions follow the weight-gradient passes, which
+    // fill the drain's bubbles rather than run on it.
+    const double first_fwd = std::max(0.0, p.f_first_waited.time - p.f_mid.time);
+    const bool drain_reduces = c.schedule != PipelineSchedule::kZeroBubble;
+    const double last_bwd = drain_reduces ? std::max(0.0, once.b.time - once.b.exposed) : 0.0;
+    st.extra_on_passes = first_fwd + last_bwd;
+    st.extra_after = once.b.time - last_bwd + su.step_end + st.optimizer;
+  }
   st.kernels = su.kernels_mb.Scaled(m);
   st.interference =
       m * (p.f_mid.interference + p.b_mid.interference + su.cp_slowed_mb + p2p_slowed_mb) + once.f.interference +
@@ -512,15 +567,42 @@ std::vector<StageKinds> CountStageKinds(const ModelSpec& model, const std::vecto
   return out;
 }
 
+namespace {
+
+// An explicit split (pp_layers) of up to 16 stages as 16-bit layer counts,
+// with the kernel id (the model) and vpp; false when it does not fit (such a
+// split is counted on every call).
+using ExplicitKindsKey = WordKey<6>;
+bool MakeExplicitKindsKey(uint64_t kernel_id, int vpp, const std::vector<int>& stage_layers, ExplicitKindsKey* key) {
+  if (stage_layers.size() > 16) return false;
+  key->w = {kernel_id, Pack(static_cast<int>(stage_layers.size()), vpp), 0, 0, 0, 0};
+  for (size_t s = 0; s < stage_layers.size(); ++s) {
+    const int n = stage_layers[s];
+    if (n < 0 || n > 0xFFFF) return false;
+    key->w[2 + s / 4] |= static_cast<uint64_t>(n) << (16 * (s % 4));
+  }
+  return true;
+}
+
+}  // namespace
+
 const std::vector<StageKinds>& StageKindSplit(const EvaluatorData& d, const ParallelConfig& c,
                                               const std::vector<int>& stage_layers) {
   static const std::vector<StageKinds> none;
   thread_local std::vector<StageKinds> explicit_kinds;
   thread_local SlotMemo<StageSplitKey, std::vector<StageKinds>, 16> memo;
+  // The planner's ends-lighter splits are explicit: the memory and the
+  // stages' times of one config ask for the same counts, and configs that
+  // differ in tp, dp or recompute share them.
+  thread_local SlotMemo<ExplicitKindsKey, std::vector<StageKinds>, 16> explicit_memo;
   if (!d.lcm.several_kinds) return none;
   if (c.pp_layers.empty()) {
     return memo.Get(StageSplitKey{{d.kernel_id, Pack(c.pp, c.vpp)}},
                     [&] { return CountStageKinds(d.model, stage_layers, c.vpp); });
+  }
+  ExplicitKindsKey key;
+  if (MakeExplicitKindsKey(d.kernel_id, c.vpp, stage_layers, &key)) {
+    return explicit_memo.Get(key, [&] { return CountStageKinds(d.model, stage_layers, c.vpp); });
   }
   explicit_kinds = CountStageKinds(d.model, stage_layers, c.vpp);
   return explicit_kinds;
@@ -593,23 +675,29 @@ PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs) {
   per_mb.resize(cs.pp);
   layers.resize(cs.pp);
   int crit = 0;
-  double extra_max = 0;
+  double extra_max = 0, rest_max = 0;
   for (int s = 0; s < cs.pp; ++s) {
     per_mb[s] = plan.Of(s).per_mb;
     layers[s] = plan.shapes[plan.shape_of[s]].layers;
     if (plan.Of(s).per_mb > plan.Of(crit).per_mb) crit = s;
     extra_max = std::max(extra_max, plan.Of(s).extra);
+    rest_max = std::max(rest_max, plan.Of(s).extra_after);
   }
-  double fill_p2p = 0;
-  for (int s = 0; s < cs.pp; ++s)
-    if (s != crit) fill_p2p += plan.Of(s).p2p_hidden_mb;
+  double fill_p2p = 0, fill_once = 0;
+  for (int s = 0; s < cs.pp; ++s) {
+    if (s == crit) continue;
+    fill_p2p += plan.Of(s).p2p_hidden_mb;
+    fill_once += plan.Of(s).extra_on_passes;
+  }
+  // One stage: its additions in turn (bit for bit extra).
+  const double once = cs.pp == 1 ? extra_max : fill_once + plan.Of(crit).extra_on_passes + rest_max;
   // Unequal chunks, or unequal stages (a critical stage's closed form
   // charges every stage its passes): replay the interleaved order.
   const bool unequal = std::any_of(layers.begin(), layers.end(), [&](int n) { return n != layers[0]; });
   const bool split = cs.pp > 1 && cs.v > 1 && cs.m % cs.pp == 0 && (unequal || HasSplitChunks(layers, cs.v));
   const double pipeline =
       split ? SplitChunkPipelineSeconds(plan, cs) : PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v);
-  return PipelineStep{pipeline + fill_p2p / std::max(1, cs.v) + extra_max, crit};
+  return PipelineStep{pipeline + fill_p2p / std::max(1, cs.v) + once, crit};
 }
 
 }  // namespace parasim

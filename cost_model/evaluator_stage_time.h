@@ -20,6 +20,8 @@ struct StageResult {
   double ends_fwd_mb = 0, ends_bwd_mb = 0;   // of those, the embedding's and LM head's kernels
   double p2p_hidden_mb = 0;       // of its p2p, what overlap_p2p_comm hides (a mean over the step)
   double extra = 0;               // once-per-step additions (first gathers, last reductions, step end, optimizer)
+  double extra_on_passes = 0;     // of extra: what lengthens the first forward and the last backward's kernels
+  double extra_after = 0;         // of extra: what follows the last backward (reductions' tail, step end, optimizer)
   double compute = 0;             // kernel time per step incl. interference and optimizer
   double exposed = 0;             // exposed comm per step
   double comm = 0;                // comm time per step (all streams)
@@ -75,8 +77,13 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
                 const KeptLayers& kept = {});
 
 // The step: the pipeline over the stages' middle micro-batches plus the
-// largest once-per-step addition. The fill and drain (the other stages'
-// share) keep their p2p in full: each hop waits for the tensor it carries.
+// once-per-step additions. The fill and drain (the other stages' share)
+// keep their p2p in full: each hop waits for the tensor it carries. Without
+// interleaving they run through each other stage's first forward and last
+// backward, so each stage's additions on those passes (extra_on_passes: its
+// gathers' wait and slowdown, its last backward slowed beside its
+// reductions) lengthen them; the critical stage adds its own, and the step
+// ends with the largest extra_after (interleaved: all of extra).
 // Interleaved stages whose layers split into unequal chunks
 // (HasSplitChunks): the replay of the schedule's order with each chunk's
 // passes (InterleavedPipelineSeconds), whose fill and drain the longest

@@ -13,9 +13,10 @@ std::vector<int> ChunkLayers(int layers, int v) {
   return out;
 }
 
+bool StageHasSplitChunks(int layers, int v) { return v > 1 && layers > 0 && layers % v != 0; }
+
 bool HasSplitChunks(const std::vector<int>& stage_layers, int v) {
-  if (v <= 1) return false;
-  return std::any_of(stage_layers.begin(), stage_layers.end(), [&](int n) { return n % v != 0; });
+  return std::any_of(stage_layers.begin(), stage_layers.end(), [&](int n) { return StageHasSplitChunks(n, v); });
 }
 
 std::vector<std::vector<int64_t>> InterleavedModelLayers(const std::vector<int>& stage_layers, int v) {

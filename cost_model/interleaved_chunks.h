@@ -23,6 +23,9 @@ namespace parasim {
 // chunks first this is.
 std::vector<int> ChunkLayers(int layers, int v);
 
+// Whether a stage of `layers` layers splits into v unequal chunks (v > 1,
+// layers > 0, not a multiple of v): the one test every caller uses.
+bool StageHasSplitChunks(int layers, int v);
 // Whether some stage's layers do not divide into v equal chunks.
 bool HasSplitChunks(const std::vector<int>& stage_layers, int v);
 

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/error.h"
+#include "cost_model/interleaved_chunks.h"
 #include "simulator/pipeline_schedule.h"
 
 namespace parasim::simulator {
@@ -382,7 +383,7 @@ bool Builder::PerChunkDp(int s) const {
       if (c->every_micro_batch) return false;
     }
   }
-  return layers > 0 && layers % v_ == 0;
+  return layers > 0 && !StageHasSplitChunks(layers, v_);
 }
 
 // The chunk's parameter all-gathers (param_sync_func), in forward order; its

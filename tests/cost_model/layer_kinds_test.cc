@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -238,6 +239,47 @@ TEST_CASE("cost_model: stages sum their own kinds; the layers' total does not de
   CHECK_THAT(3.0 * dense_layer + 58.0 * moe_layer, WithinRel(all.fwd, 1e-12));
   // The stage's memory follows its layers: expert weights are what a dense stage lacks.
   CHECK(w4.stages[0].memory_peak.si() != w4.stages[1].memory_peak.si());
+}
+
+// Explicit splits (pp_layers, as the planner's ends-lighter candidates) keep
+// their kind counts in a per-thread memo keyed by the split: evaluated one
+// after another on one thread, each config reports what it reports on a
+// fresh thread (empty memos), and a split longer than the key (pp > 16) too.
+TEST_CASE("cost_model: explicit stage splits' kind counts: memoized per split, exactly", "[cost_model][kinds][evaluator]") {
+  const ModelSpec ds = Hf("deepseek-v3");   // 61 layers, 3 dense first
+  JobSpec job;
+  job.global_batch = 1024;
+  job.seq_len = 4096;
+  job.stack = "megatron-core";
+  const AnalyticalEvaluator ev(ds, LoadCluster("dgx-h100", 64), job);
+  std::vector<ParallelConfig> configs;
+  for (const char* layers : {"2:4:4:4:4:4:4:4:4:4:4:4:4:4:4:3", "4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:1",
+                             "3:4:4:4:4:4:4:4:4:4:4:4:4:4:4:2"}) {
+    configs.push_back(ParseParallelConfig(
+        std::string("dp=4,tp=8,pp=16,ep=4,mbs=1,sharding=zero1,sp=on,pp_layers=") + layers));
+  }
+  // pp = 32 (past the key's 16 stages): counted on every call.
+  configs.push_back(ParseParallelConfig(
+      "dp=2,tp=8,pp=32,ep=2,mbs=1,sharding=zero1,sp=on,"
+      "pp_layers=1:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:2:1:1"));
+  std::vector<double> fresh(configs.size()), fresh_mem(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    std::thread([&] {
+      const Report r = ev.Evaluate(configs[i]);
+      fresh[i] = r.step_time.si();
+      fresh_mem[i] = r.memory_per_gpu.si();
+    }).join();
+  }
+  for (double t : fresh) REQUIRE(t > 0);
+  CHECK(fresh[0] != fresh[1]);   // the dense layers' stage differs: the splits price differently
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      INFO(round << " " << i);
+      const Report r = ev.Evaluate(configs[i]);
+      CHECK(r.step_time.si() == fresh[i]);
+      CHECK(r.memory_per_gpu.si() == fresh_mem[i]);
+    }
+  }
 }
 
 TEST_CASE("cost_model: Llama 4's global (NoPE) layers move no rotary-embedding bytes", "[cost_model][kinds]") {

@@ -25,6 +25,7 @@ struct Case {
   int nodes;
   const char* stack;
   const char* config;
+  long long batch = 64;   // global batch, sequences of 2,048 tokens
 };
 
 ModelSpec ModelOf(const Case& k) {
@@ -40,7 +41,7 @@ struct Tiers {
 
 Tiers Run(const Case& k) {
   JobSpec job;
-  job.global_batch = 64;
+  job.global_batch = k.batch;
   job.seq_len = 2048;
   AnalyticalEvaluator eval(ModelOf(k), LoadCluster("dgx-h100", k.nodes), job, LoadSoftwareStack(k.stack));
   const ParallelConfig c = ParseParallelConfig(k.config);
@@ -48,8 +49,8 @@ Tiers Run(const Case& k) {
   t.a = eval.Evaluate(c);
   t.b = SimulateStep(eval.BuildWorkload(c), eval.cluster(), SimulationOptions{}).report;
   if (std::getenv("PARASIM_PRINT_AGREEMENT") != nullptr) {
-    std::printf("%s %s %s: A %.4f s, B %.4f s\n", k.model, k.stack, k.config, t.a.step_time.si(),
-                t.b.step_time.si());
+    std::printf("%s %s %s batch %lld: A %.4f s, B %.4f s (%+.2f %%)\n", k.model, k.stack, k.config, k.batch,
+                t.a.step_time.si(), t.b.step_time.si(), 100.0 * (t.a.step_time.si() / t.b.step_time.si() - 1.0));
     for (size_t i = 0; i < t.a.by_dimension.size(); ++i)
       std::printf("  %s A %.4f/%.4f B %.4f/%.4f\n", t.a.by_dimension[i].name.c_str(), t.a.by_dimension[i].total.si(),
                   t.a.by_dimension[i].exposed.si(), t.b.by_dimension[i].total.si(),
@@ -73,7 +74,38 @@ const Case kOneFOneB[] = {
     {"llama2-7b", 2, "megatron-core", "dp=2,tp=2,pp=4,vpp=2,schedule=interleaved,mbs=1,sharding=zero1"},
 };
 
+// Data-parallel pipelines without TP, where the once-per-step collectives
+// (the first forward's parameter gathers, the last backward's gradient
+// reductions) slow a pass of every stage the fill and drain run through:
+// m = 4, 8, 16, 32 micro-batches, ddp and zero1, three stacks, 1F1B and
+// interleaved.
+const Case kOncePerStep[] = {
+    {"llama2-7b", 2, "megatron-core", "dp=4,tp=1,pp=4,mbs=1,sharding=zero1", 16},
+    {"llama2-7b", 2, "megatron-core", "dp=4,tp=1,pp=4,mbs=1,sharding=zero1", 32},
+    {"llama2-7b", 2, "megatron-core", "dp=4,tp=1,pp=4,mbs=1,sharding=zero1", 64},
+    {"llama2-7b", 2, "megatron-core", "dp=4,tp=1,pp=4,mbs=1,sharding=zero1", 128},
+    {"llama2-7b", 2, "megatron-core", "dp=4,tp=1,pp=4,mbs=1,sharding=ddp", 64},
+    {"llama2-7b", 2, "megatron-core", "dp=2,tp=1,pp=8,mbs=1,sharding=zero1", 64},
+    {"llama2-7b", 2, "pytorch-fsdp", "dp=4,tp=1,pp=4,mbs=1,sharding=zero1", 16},
+    {"llama2-7b", 2, "pytorch-fsdp", "dp=4,tp=1,pp=4,mbs=1,sharding=zero1", 64},
+    {"llama2-7b", 2, "pytorch-fsdp", "dp=4,tp=1,pp=4,mbs=1,sharding=ddp", 64},
+    {"llama2-7b", 2, "megatron-lm-2021", "dp=4,tp=1,pp=4,mbs=1,sharding=zero1", 64},
+    {"llama2-7b", 2, "megatron-lm-2021", "dp=4,tp=1,pp=4,mbs=1,sharding=ddp", 128},
+    {"llama2-7b", 2, "megatron-core", "dp=4,tp=1,pp=4,vpp=2,schedule=interleaved,mbs=1,sharding=zero1", 64},
+    {"llama2-7b", 2, "megatron-core", "dp=4,tp=1,pp=4,vpp=2,schedule=interleaved,mbs=1,sharding=ddp", 64},
+    {"llama2-7b", 2, "megatron-lm-2021", "dp=4,tp=1,pp=4,vpp=2,schedule=interleaved,mbs=1,sharding=ddp", 64},
+};
+
 }  // namespace
+
+TEST_CASE("simulator: tiers A and B agree on the once-per-step collectives through fill and drain",
+          "[simulator][pp_p2p][once_per_step]") {
+  for (const Case& k : kOncePerStep) {
+    INFO(k.model << " " << k.stack << " " << k.config << " batch " << k.batch);
+    const Tiers t = Run(k);
+    CHECK_THAT(t.a.step_time.si(), WithinRel(t.b.step_time.si(), 0.01));
+  }
+}
 
 TEST_CASE("simulator: tiers A and B agree on pipelines with tensor parallelism", "[simulator][pp_p2p]") {
   // Before the sends blocked their stage in tier B and tier A charged the
