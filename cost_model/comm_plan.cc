@@ -45,9 +45,13 @@ void AddSharding(std::vector<WorkloadCollective>& out, const ParallelConfig& c, 
       // (an engine that all-reduces the whole gradient before updating its
       // shard: AllReduce), AllGather of updated parameters after the step
       // (or under the next forward).
-      out.push_back(Make(s.zero1_grad_allreduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, grad, dp,
-                         s.overlap_grad_reduce ? CommPhase::kGradientReduce : CommPhase::kStepEnd,
-                         !s.overlap_grad_reduce, tag, 1, false, shard));
+      // (nanotron's ZeRO-1: one blocking AllReduce after the last backward).
+      {
+        const bool overlap = s.overlap_grad_reduce && !s.zero1_grad_reduce_after_backward;
+        out.push_back(Make(s.zero1_grad_allreduce ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, grad,
+                           dp, overlap ? CommPhase::kGradientReduce : CommPhase::kStepEnd, !overlap, tag, 1, false,
+                           shard));
+      }
       out.push_back(Make(CollectiveOp::kAllGather, weights, dp,
                          s.overlap_param_gather ? CommPhase::kForwardPrefetch : CommPhase::kStepEnd,
                          !s.overlap_param_gather, tag, 1, false, shard));

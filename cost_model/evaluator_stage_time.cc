@@ -485,7 +485,11 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const double stage_params_sharded = cs.sharded_optimizer
                                           ? params.dense / cs.shard + params.expert / cs.expert_shard
                                           : params.dense + params.expert;
-  st.optimizer = stage_params_sharded * d.stack.optimizer_bytes_per_param / d.lcm.rates.hbm_Bps;
+  // Plus what runs over the whole local gradient whatever the sharding
+  // (stack.unsharded_step_bytes_per_param; 0 adds nothing, bit for bit).
+  st.optimizer = (stage_params_sharded * d.stack.optimizer_bytes_per_param +
+                  (params.dense + params.expert) * d.stack.unsharded_step_bytes_per_param) /
+                 d.lcm.rates.hbm_Bps;
 
   st.per_mb = p.f_mid.time + p.b_mid.time + p2p_exposed_mb + p2p_slowed_mb + host_mb;
   st.fwd_mb = p.f_mid.time;

@@ -929,9 +929,32 @@ SoftwareStack Nanotron() {
   SoftwareStack s = MegatronCore();
   s.name = "nanotron";
   s.framework = "nanotron";
-  // Its tp-replicated gradients' and clipping's reductions were not read:
-  // none priced.
-  s.sp_grad_bytes = 0;
+  // Gradient sync as a756526 src/nanotron/trainer.py training_step runs it
+  // after the pipeline pass. ZeRO-0 over dp > 1: torch DDP whose comm hook
+  // (src/nanotron/optim/gradient_accumulator.py get_fp32_accum_hook) adds
+  // each bucket's bf16 gradients into the fp32 accumulator and all-reduces
+  // those fp32 buffers asynchronously during the last micro-batch's backward
+  // (overlap_grad_reduce, as megatron-core; 4 B, comm_grad_bytes). ZeRO-1 has
+  // no DDP (trainer.py _init_model: make_ddp = dp > 1 and not
+  // (accumulate_grad_in_fp32 and zero_stage > 0)): sync_gradients_across_dp
+  // with reduce_scatter=False (data_parallel/utils.py ->
+  // FP32GradientAccumulator.sync_gradients_across_dp) all-reduces the whole
+  // contiguous fp32 gradient buffer over dp after the last backward, blocking
+  // the compute stream (dist.all_reduce, async_op False), before clipping.
+  s.zero1_grad_allreduce = true;
+  s.zero1_grad_reduce_after_backward = true;
+  // sync_tied_weights_gradients (src/nanotron/parallel/tied_parameters.py):
+  // with tp_mode REDUCE_SCATTER every parameter not sharded over tp (the
+  // RMSNorm weights) is tied across the tp group with ReduceOp.SUM
+  // (trainer.py mark_unsharded_params_as_tied_across_tp), and their fp32
+  // accumulator gradients are all-reduced over tp, coalesced, once per step
+  // after the dp sync: 4 B.
+  s.sp_grad_bytes = 4;
+  // clip_grad_norm (src/nanotron/optim/clip_grads.py) all-reduces the squared
+  // norm over mp_pg (tp x pp) whatever the ZeRO stage and never reads it on
+  // the host before the step's end; the stack's grad_norm_allreduce puts it
+  // over every rank for a sharded optimizer, so it stays off (one fp32: a
+  // latency, tens of microseconds).
   s.grad_norm_allreduce = false;
   s.fp8_param_gather = false;   // bf16 only (its config has no FP8 weights)
   s.fp4_param_gather = false;
@@ -1091,11 +1114,17 @@ SoftwareStack Nanotron() {
   s.tp_pending_collective_inputs = 2;
   // Optimizer step: torch.optim.AdamW(fused=True) on the fp32 master
   // (config_tiny_llama_bench.yaml torch_adam_is_fused; read p, g, m, v, write
-  // p, m, v = 28 B), the grad-buffer zero_() (w4), and eager per-parameter
-  // ops: clip_grad_norm (clip_grad 1.0; src/nanotron/optim/clip_grads.py:
-  // vector_norm r4, mul_ r4w4) and the accumulator's half_param.copy_(fp32)
-  // (r4w2) = 18 B.
-  s.optimizer_bytes_per_param = 28 + 4 + 18 * kEagerMemoryBoundMeasured;
+  // p, m, v = 28 B) and the accumulator's eager half_param.copy_(fp32) (r4w2,
+  // 6 B; FP32GradientAccumulator.step), over the parameters this rank
+  // updates (its ZeRO-1 shard: the accumulator is built on the optimizer's
+  // sliced parameters, helpers.py init_optimizer_and_grad_accumulator).
+  s.optimizer_bytes_per_param = 28 + 6 * kEagerMemoryBoundMeasured;
+  // Over the whole local fp32 gradient whatever the ZeRO stage (with ZeRO-1
+  // it was all-reduced in full): clip_grad_norm (clip_grad 1.0;
+  // src/nanotron/optim/clip_grads.py clips "all fp32 grads" of the
+  // accumulator: vector_norm r4, mul_ r4w4, eager, 12 B) and zero_grad's
+  // _contiguous_fp32_grad_buffer.zero_() (w4).
+  s.unsharded_step_bytes_per_param = 4 + 12 * kEagerMemoryBoundMeasured;
   // huggingface/nanotron 3024b465f78a0afb67596158b837d0a9224064ba,
   // src/nanotron/parallel/pipeline_parallel/p2p.py: every tensor goes as a
   // blocking dist.send of 7 int64 metadata, a blocking send of its shape and

@@ -104,6 +104,11 @@ struct SoftwareStack {
   // low-precision gradient (StackForPrecision).
   double grad_fold_passes = 0;
   double optimizer_bytes_per_param = 32;  // HBM traffic of the fused/foreach AdamW step
+  // Step-end HBM traffic per local parameter over the whole gradient, not
+  // the dp shard the optimizer updates (nanotron's ZeRO-1 clips the full
+  // all-reduced fp32 gradient and zeroes its whole buffer); 0: the step's
+  // traffic is all in optimizer_bytes_per_param (per updated parameter).
+  double unsharded_step_bytes_per_param = 0;
   int nccl_channels = 16;              // SMs an overlapping NCCL kernel occupies (interference)
   double nccl_memory_passes = 3;       // HBM bytes per bus byte NCCL moves (interference on memory-bound ops)
   bool separate_compute_copy = true;   // a bf16 copy beside fp32 params (autocast / FSDP mixed precision)
@@ -281,6 +286,11 @@ struct SoftwareStack {
   // and each rank then updates its shard (DeepSpeed's BF16_Optimizer under
   // the pipeline engine); false: reduce-scattered (distributed optimizer).
   bool zero1_grad_allreduce = false;
+  // zero1: the gradient reduction runs once after the last backward,
+  // blocking, whatever overlap_grad_reduce says (which then applies to ddp
+  // alone): nanotron wraps only ZeRO-0 in DDP, and its ZeRO-1 all-reduces
+  // the fp32 accumulator's whole buffer after the pipeline pass.
+  bool zero1_grad_reduce_after_backward = false;
   // Pipeline p2p that blocks the host (nanotron): the receiver reads each
   // tensor's metadata on the CPU before posting the data receive, so every
   // pass starts from an empty GPU queue; `pp_meta_messages` small messages

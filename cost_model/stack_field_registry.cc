@@ -60,6 +60,8 @@ const std::vector<StackField>& StackFields() {
       Real("copy_passes_backward", &St::copy_passes_backward, 0, "framework copies over bf16 grads"),
       Real("grad_fold_passes", &St::grad_fold_passes, 0, "bf16 grads folded into fp32, per micro-batch"),
       Real("optimizer_bytes_per_param", &St::optimizer_bytes_per_param, 0, "HBM traffic of the step"),
+      Real("unsharded_step_bytes_per_param", &St::unsharded_step_bytes_per_param, 0,
+           "HBM traffic of the step over the whole local gradient, not the dp shard"),
       // 0 = the limit where collectives take no SMs (the interference tests' baseline).
       Count("nccl_channels", &St::nccl_channels, "SMs an overlapping NCCL kernel takes", 0),
       Real("nccl_memory_passes", &St::nccl_memory_passes, 0, "HBM bytes per NCCL bus byte"),
@@ -134,6 +136,8 @@ const std::vector<StackField>& StackFields() {
            "partitioned pp: tp all-gathers of the boundary tensor per micro-batch on a stage"),
       Flag("zero1_grad_allreduce", &St::zero1_grad_allreduce,
            "zero1: gradients all-reduced in full (else reduce-scattered)"),
+      Flag("zero1_grad_reduce_after_backward", &St::zero1_grad_reduce_after_backward,
+           "zero1: gradients reduced once after the last backward, blocking (else as overlap_grad_reduce)"),
       Flag("pp_host_synchronous", &St::pp_host_synchronous, "pp p2p blocks the host (metadata read on the CPU)"),
       Flag("pp_balance_by_compute", &St::pp_balance_by_compute,
            "no pp_layers: stages balanced by nanotron's block compute costs (else even)"),
@@ -177,7 +181,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97, s98, s99, s100, s101] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97, s98, s99, s100, s101, s102, s103] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 
