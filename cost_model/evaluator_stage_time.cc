@@ -45,6 +45,7 @@ PhaseResult Backward(const UnitRuns& runs, double interference) {
 struct StageUnits {
   UnitRuns fwd, bwd;
   KernelSeconds kernels_mb;
+  UnitRuns wgrad;             // zero bubble's W pass: half the backward's GEMMs per unit (as tier B), its reductions
   double blocking_mb = 0;
   double tp_hidden_mb = 0;   // TP time hidden under GEMMs (stack.tp_comm_overlap)
   double cp_slowed_mb = 0;   // attention blocks' extra time beside the CP ring's steps
@@ -143,6 +144,19 @@ StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer&
   if (first) su.Add(u.emb, comm.emb, 1, su.fwd.first, su.bwd.first);
   su.Add(*sl.cost, *sl.comm, layers, su.fwd.body, su.bwd.body);
   if (last) su.Add(u.head, comm.head, 1, su.fwd.last, su.bwd.last);
+  // Zero bubble's W: the weight-gradient GEMMs (dW beside dX, equal in
+  // size: half the backward's GEMMs), no blocking comm, no re-gather; the
+  // unit's reductions follow it (simulator/step_builder.cc WeightPass).
+  auto weight_pass = [](const UnitCost& uc, OverlapUnit b) {
+    b.compute = 0.5 * uc.bwd.Matmul();
+    b.fixed = 0;
+    b.gather = 0;
+    return b;
+  };
+  su.wgrad = su.bwd;
+  if (first) su.wgrad.first = weight_pass(u.emb, su.bwd.first);
+  su.wgrad.body = weight_pass(*sl.cost, su.bwd.body);
+  if (last) su.wgrad.last = weight_pass(u.head, su.bwd.last);
   return su;
 }
 
@@ -179,8 +193,18 @@ FirstForwards FirstForwardsAfterWait(const UnitRuns& runs, int depth, double int
   });
 }
 
+PhaseResult Plus(const PhaseResult& a, const PhaseResult& b) {
+  return PhaseResult{a.time + b.time, a.exposed + b.exposed, a.comm + b.comm, a.interference + b.interference};
+}
+PhaseResult Minus(const PhaseResult& a, const PhaseResult& b) {
+  return PhaseResult{a.time - b.time, a.exposed - b.exposed, a.comm - b.comm, a.interference - b.interference};
+}
+
+// `zero_bubble`: the once-per-step reductions run beside the last W pass
+// (StageUnits::wgrad), not the whole backward; b_last is b_mid with what
+// they add to that W.
 StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitComm& layer_comm, int prefetch,
-                      bool first, bool last, bool waits) {
+                      bool first, bool last, bool waits, bool zero_bubble) {
   StagePhases p;
   p.f_mid = Forward(su.fwd, prefetch, comm.interference);
   p.b_mid = Backward(su.bwd, comm.interference);
@@ -202,11 +226,12 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitCom
     }
   }
   if (su.reduce_step > 0) {
-    UnitRuns scratch = su.bwd;
+    UnitRuns scratch = zero_bubble ? su.wgrad : su.bwd;
     if (first) scratch.first.reduce += comm.emb.reduce_step;
     scratch.body.reduce += layer_comm.reduce_step;
     if (last) scratch.last.reduce += comm.head.reduce_step;
-    p.b_last = Backward(scratch, comm.interference);
+    p.b_last = zero_bubble ? Plus(p.b_mid, Minus(Backward(scratch, comm.interference), Backward(su.wgrad, comm.interference)))
+                           : Backward(scratch, comm.interference);
   }
   return p;
 }
@@ -217,14 +242,6 @@ struct StepDeltas {
   PhaseResult f, b;
 };
 
-PhaseResult Minus(const PhaseResult& a, const PhaseResult& b) {
-  PhaseResult r;
-  r.time = a.time - b.time;
-  r.exposed = a.exposed - b.exposed;
-  r.comm = a.comm - b.comm;
-  r.interference = a.interference - b.interference;
-  return r;
-}
 
 // Layer by layer: the gathers under the first micro-batch's forward, the
 // reductions under the last one's backward (RunPhases).
@@ -415,7 +432,9 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
   su.AddStepEnd(TimeStageStepEnd(d, c, layers, StageMoeLayers(d, kinds, layers), last, nullptr));
   // Interleaved stages keep their once-per-step additions whole (below).
-  const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last, cs.pp > 1 && cs.v == 1 && !first);
+  const bool zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.v == 1;
+  const StagePhases p =
+      RunPhases(su, comm, *sl.comm, c.prefetch, first, last, cs.pp > 1 && cs.v == 1 && !first, zero_bubble);
   StepDeltas once = WholeStageDeltas(p);
   const bool per_chunk = PerChunkApplies(d, c, cs, su, layers);
   if (per_chunk) {
@@ -490,6 +509,13 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.per_mb = p.f_mid.time + p.b_mid.time + p2p_exposed_mb + p2p_slowed_mb + host_mb;
   st.fwd_mb = p.f_mid.time;
   st.bwd_mb = p.b_mid.time;
+  // Zero bubble: W runs the weight-gradient GEMMs (StageUnits::wgrad_mb) and
+  // sends nothing; the forward pass carries the host wait and the
+  // activation's send (blocking: no overlap without interleaving).
+  const UnitRuns& w = su.wgrad;
+  st.wgrad_mb = std::min(p.b_mid.time, (w.has_first ? w.first.compute : 0.0) + w.count * w.body.compute +
+                                           (w.has_last ? w.last.compute : 0.0));
+  st.fwd_side_mb = host_mb + (cs.pp > 1 && !last ? comm.p2p : 0.0);
   st.ends_fwd_mb = (first ? su.fwd.first.compute : 0.0) + (last ? su.fwd.last.compute : 0.0);
   st.ends_bwd_mb = (first ? su.bwd.first.compute : 0.0) + (last ? su.bwd.last.compute : 0.0);
   st.p2p_hidden_mb = p2p_mb - p2p_exposed_mb;
@@ -612,6 +638,7 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
                 const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out, const KeptLayers& kept) {
   out->shapes.clear();
   out->shape_of.resize(cs.pp);
+  out->zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.pp > 1 && cs.v == 1;
   const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
   static const StageKinds kOneKind{};
   const bool several = !stage_kinds.empty();
@@ -669,6 +696,23 @@ double SplitChunkPipelineSeconds(const StagePlan& plan, const ConfigShape& cs) {
 
 }  // namespace
 
+double ZeroBubblePipelineSeconds(const double* f, const double* b, const double* w, int pp, int m, int crit) {
+  const int c = crit;
+  double t = m * (f[c] + b[c] + w[c]);
+  for (int s = 0; s < pp; ++s) {
+    if (s != c) t += f[s];
+  }
+  for (int s = c + 1; s < pp; ++s) t += b[s] - std::min({w[s], f[s], b[s]});
+  double up = 0, tail = 0;
+  for (int s = c - 1; s >= 0; --s) {
+    up += b[s];
+    tail = std::max(tail, up + (s + 1) * w[s]);
+  }
+  t += std::max(0.0, tail - (c + 1) * w[c]);
+  if (m < pp) t += (pp - m) * w[c];
+  return t;
+}
+
 PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs) {
   thread_local std::vector<double> per_mb;
   thread_local std::vector<int> layers;
@@ -695,8 +739,22 @@ PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs) {
   // charges every stage its passes): replay the interleaved order.
   const bool unequal = std::any_of(layers.begin(), layers.end(), [&](int n) { return n != layers[0]; });
   const bool split = cs.pp > 1 && cs.v > 1 && cs.m % cs.pp == 0 && (unequal || HasSplitChunks(layers, cs.v));
-  const double pipeline =
-      split ? SplitChunkPipelineSeconds(plan, cs) : PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v);
+  double pipeline = 0;
+  if (plan.zero_bubble) {
+    thread_local std::vector<double> f, b, w;
+    f.resize(cs.pp);
+    b.resize(cs.pp);
+    w.resize(cs.pp);
+    for (int s = 0; s < cs.pp; ++s) {
+      const StageResult& t = plan.Of(s);
+      f[s] = t.fwd_mb + t.fwd_side_mb;
+      w[s] = t.wgrad_mb;
+      b[s] = t.per_mb - f[s] - w[s];
+    }
+    pipeline = ZeroBubblePipelineSeconds(f.data(), b.data(), w.data(), cs.pp, cs.m, crit);
+  } else {
+    pipeline = split ? SplitChunkPipelineSeconds(plan, cs) : PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v);
+  }
   return PipelineStep{pipeline + fill_p2p / std::max(1, cs.v) + once, crit};
 }
 
