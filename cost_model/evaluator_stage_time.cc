@@ -135,8 +135,9 @@ StageLayer StageLayerOf(const Units& u, const TimedComm& comm, const StageKinds&
   return StageLayer{&mixed_cost, &mixed_comm};
 }
 
+// `recompute`, `recomputed_share`: the body layer's recomputation (for its W pass).
 StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer& sl, int layers, bool first,
-                        bool last) {
+                        bool last, const SoftwareStack& stack, RecomputeMode recompute, double recomputed_share) {
   StageUnits su;
   su.fwd.has_first = su.bwd.has_first = first;
   su.fwd.has_last = su.bwd.has_last = last;
@@ -144,19 +145,19 @@ StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer&
   if (first) su.Add(u.emb, comm.emb, 1, su.fwd.first, su.bwd.first);
   su.Add(*sl.cost, *sl.comm, layers, su.fwd.body, su.bwd.body);
   if (last) su.Add(u.head, comm.head, 1, su.fwd.last, su.bwd.last);
-  // Zero bubble's W: the weight-gradient GEMMs (dW beside dX, equal in
-  // size: half the backward's GEMMs), no blocking comm, no re-gather; the
-  // unit's reductions follow it (simulator/step_builder.cc WeightPass).
-  auto weight_pass = [](const UnitCost& uc, OverlapUnit b) {
-    b.compute = 0.5 * uc.bwd.Matmul();
+  // Zero bubble's W: the weight-gradient GEMMs (WeightGradSeconds), no
+  // blocking comm, no re-gather; the unit's reductions follow it
+  // (simulator/step_builder.cc WeightPass).
+  auto weight_pass = [](double seconds, OverlapUnit b) {
+    b.compute = seconds;
     b.fixed = 0;
     b.gather = 0;
     return b;
   };
   su.wgrad = su.bwd;
-  if (first) su.wgrad.first = weight_pass(u.emb, su.bwd.first);
-  su.wgrad.body = weight_pass(*sl.cost, su.bwd.body);
-  if (last) su.wgrad.last = weight_pass(u.head, su.bwd.last);
+  if (first) su.wgrad.first = weight_pass(WeightGradSeconds(u.emb, RecomputeMode::kNone, stack), su.bwd.first);
+  su.wgrad.body = weight_pass(WeightGradSeconds(*sl.cost, recompute, stack, recomputed_share), su.bwd.body);
+  if (last) su.wgrad.last = weight_pass(WeightGradSeconds(u.head, RecomputeMode::kNone, stack), su.bwd.last);
   return su;
 }
 
@@ -428,8 +429,10 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
                       const KeptLayers& kept, const std::vector<int>& ranks) {
   StageLayer sl = StageLayerOf(u, comm, kinds, layers);
   const int recomputed = c.RecomputedLayers(layers);
-  if (kept.units != nullptr && recomputed < layers) sl = BlendKept(sl, kept, kinds, layers, recomputed);
-  StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
+  const bool blended = kept.units != nullptr && recomputed < layers;
+  if (blended) sl = BlendKept(sl, kept, kinds, layers, recomputed);
+  StageUnits su = CollectUnits(u, comm, sl, layers, first, last, d.stack, c.recompute,
+                               blended ? static_cast<double>(recomputed) / layers : 1.0);
   su.AddStepEnd(TimeStageStepEnd(d, c, layers, StageMoeLayers(d, kinds, layers), last, nullptr));
   // Interleaved stages keep their once-per-step additions whole (below).
   const bool zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.v == 1;
