@@ -435,7 +435,8 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
                                blended ? static_cast<double>(recomputed) / layers : 1.0);
   su.AddStepEnd(TimeStageStepEnd(d, c, layers, StageMoeLayers(d, kinds, layers), last, nullptr));
   // Interleaved stages keep their once-per-step additions whole (below).
-  const bool zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.v == 1;
+  // One stage runs no pipeline schedule: the backward stays whole (as tier B).
+  const bool zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.pp > 1 && cs.v == 1;
   const StagePhases p =
       RunPhases(su, comm, *sl.comm, c.prefetch, first, last, cs.pp > 1 && cs.v == 1 && !first, zero_bubble);
   StepDeltas once = WholeStageDeltas(p);
@@ -537,7 +538,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
     // Zero bubble: the reductions follow the weight-gradient passes, which
     // fill the drain's bubbles rather than run on it.
     const double first_fwd = std::max(0.0, p.f_first_waited.time - p.f_mid.time);
-    const bool drain_reduces = c.schedule != PipelineSchedule::kZeroBubble;
+    const bool drain_reduces = !zero_bubble;
     const double last_bwd = drain_reduces ? std::max(0.0, once.b.time - once.b.exposed) : 0.0;
     st.extra_on_passes = first_fwd + last_bwd;
     st.extra_after = once.b.time - last_bwd + su.step_end + st.optimizer;

@@ -491,8 +491,13 @@ void Builder::Build() {
   pass_first_.assign(p_, std::vector<int32_t>(keys, -1));
   pass_last_ = pass_first_;
   pass_send_ = pass_first_;
-  const auto orders = BuildPipelineOrder(wl_.schedule, p_, m_, v_);
-  const bool zero_bubble = wl_.schedule == PipelineSchedule::kZeroBubble;
+  // One stage runs no pipeline schedule (torchtitan builds none without
+  // pipeline parallelism): zero bubble's split backward needs pp > 1.
+  const bool zero_bubble = wl_.schedule == PipelineSchedule::kZeroBubble && p_ > 1;
+  const auto orders =
+      BuildPipelineOrder(wl_.schedule == PipelineSchedule::kZeroBubble && !zero_bubble ? PipelineSchedule::k1F1B
+                                                                                       : wl_.schedule,
+                         p_, m_, v_);
 
   for (int s = 0; s < p_; ++s) {
     std::vector<int> pp_streams(lanes(s));

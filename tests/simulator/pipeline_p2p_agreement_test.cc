@@ -136,6 +136,15 @@ TEST_CASE("simulator: tiers A and B agree on the zero-bubble schedule", "[simula
   }
 }
 
+TEST_CASE("simulator: one stage runs no zero-bubble split", "[simulator][pp_p2p][zero_bubble]") {
+  // Without pipeline parallelism there is no pipeline schedule: zb-h1 is 1F1B
+  // in both tiers (ddp: the reductions hide under the whole backward).
+  const Tiers zb = Run({"llama2-7b", 1, "torchtitan", "dp=8,tp=1,pp=1,mbs=1,sharding=ddp,schedule=zb-h1", 32});
+  const Tiers one = Run({"llama2-7b", 1, "torchtitan", "dp=8,tp=1,pp=1,mbs=1,sharding=ddp,schedule=1f1b", 32});
+  CHECK(zb.a.step_time.si() == one.a.step_time.si());
+  CHECK(zb.b.step_time.si() == one.b.step_time.si());
+}
+
 TEST_CASE("simulator: tiers A and B agree on the once-per-step collectives through fill and drain",
           "[simulator][pp_p2p][once_per_step]") {
   for (const Case& k : kOncePerStep) {
