@@ -45,7 +45,7 @@ PhaseResult Backward(const UnitRuns& runs, double interference) {
 struct StageUnits {
   UnitRuns fwd, bwd;
   KernelSeconds kernels_mb;
-  UnitRuns wgrad;             // zero bubble's W pass: half the backward's GEMMs per unit (as tier B), its reductions
+  UnitRuns wgrad;             // zero bubble's W pass: each unit's weight-gradient GEMMs, its reductions
   double blocking_mb = 0;
   double tp_hidden_mb = 0;   // TP time hidden under GEMMs (stack.tp_comm_overlap)
   double cp_slowed_mb = 0;   // attention blocks' extra time beside the CP ring's steps
@@ -242,7 +242,6 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitCom
 struct StepDeltas {
   PhaseResult f, b;
 };
-
 
 // Layer by layer: the gathers under the first micro-batch's forward, the
 // reductions under the last one's backward (RunPhases).
@@ -513,7 +512,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.per_mb = p.f_mid.time + p.b_mid.time + p2p_exposed_mb + p2p_slowed_mb + host_mb;
   st.fwd_mb = p.f_mid.time;
   st.bwd_mb = p.b_mid.time;
-  // Zero bubble: W runs the weight-gradient GEMMs (StageUnits::wgrad_mb) and
+  // Zero bubble: W runs the weight-gradient GEMMs (StageUnits::wgrad) and
   // sends nothing; the forward pass carries the host wait and the
   // activation's send (blocking: no overlap without interleaving).
   const UnitRuns& w = su.wgrad;

@@ -100,11 +100,11 @@ PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs);
 // 1F1B's order of F and B (input gradient), stage s running W(k) after
 // B(k + s). Per stage the passes of a middle micro-batch with their sends;
 // `crit`: the stage with the largest f + b + w. Stage c = crit runs its m
-// micro-batches; every other stage adds its forward (the fill); a stage
-// below c adds max(F + B − W, F, B) − F (its first backward's round trip
-// less the W its backlog hides, Qi et al. 2023 §3: (p − 1)(F + B − W) for
-// equal stages); the stages above c end on the last B's way up and their
-// s + 1 weight passes, beyond c's own c + 1; with m < p only m − 1 of a
+// micro-batches; every other stage adds its forward (the fill); a later
+// stage (s > c) adds max(F + B − W, F, B) − F (its first backward's round
+// trip less the W its backlog hides, Qi et al. 2023 §3: (p − 1)(F + B − W)
+// for equal stages); an earlier stage (s < c) ends on the last B's way up
+// and its s + 1 W passes, beyond c's own c + 1; with m < p only m − 1 of a
 // stage's p − 1 W passes fill the bubble. Equal stages: exact; a heavier
 // last stage: exact (pipeline_schedule_test replays both).
 double ZeroBubblePipelineSeconds(const double* f, const double* b, const double* w, int pp, int m, int crit);
