@@ -45,6 +45,7 @@ PhaseResult Backward(const UnitRuns& runs, double interference) {
 struct StageUnits {
   UnitRuns fwd, bwd;
   KernelSeconds kernels_mb;
+  UnitRuns wgrad;             // zero bubble's W pass: each unit's weight-gradient GEMMs, its reductions
   double blocking_mb = 0;
   double tp_hidden_mb = 0;   // TP time hidden under GEMMs (stack.tp_comm_overlap)
   double cp_slowed_mb = 0;   // attention blocks' extra time beside the CP ring's steps
@@ -134,8 +135,9 @@ StageLayer StageLayerOf(const Units& u, const TimedComm& comm, const StageKinds&
   return StageLayer{&mixed_cost, &mixed_comm};
 }
 
+// `recompute`, `recomputed_share`: the body layer's recomputation (for its W pass).
 StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer& sl, int layers, bool first,
-                        bool last) {
+                        bool last, const SoftwareStack& stack, RecomputeMode recompute, double recomputed_share) {
   StageUnits su;
   su.fwd.has_first = su.bwd.has_first = first;
   su.fwd.has_last = su.bwd.has_last = last;
@@ -143,6 +145,19 @@ StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer&
   if (first) su.Add(u.emb, comm.emb, 1, su.fwd.first, su.bwd.first);
   su.Add(*sl.cost, *sl.comm, layers, su.fwd.body, su.bwd.body);
   if (last) su.Add(u.head, comm.head, 1, su.fwd.last, su.bwd.last);
+  // Zero bubble's W: the weight-gradient GEMMs (WeightGradSeconds), no
+  // blocking comm, no re-gather; the unit's reductions follow it
+  // (simulator/step_builder.cc WeightPass).
+  auto weight_pass = [](double seconds, OverlapUnit b) {
+    b.compute = seconds;
+    b.fixed = 0;
+    b.gather = 0;
+    return b;
+  };
+  su.wgrad = su.bwd;
+  if (first) su.wgrad.first = weight_pass(WeightGradSeconds(u.emb, RecomputeMode::kNone, stack), su.bwd.first);
+  su.wgrad.body = weight_pass(WeightGradSeconds(*sl.cost, recompute, stack, recomputed_share), su.bwd.body);
+  if (last) su.wgrad.last = weight_pass(WeightGradSeconds(u.head, RecomputeMode::kNone, stack), su.bwd.last);
   return su;
 }
 
@@ -179,8 +194,18 @@ FirstForwards FirstForwardsAfterWait(const UnitRuns& runs, int depth, double int
   });
 }
 
+PhaseResult Plus(const PhaseResult& a, const PhaseResult& b) {
+  return PhaseResult{a.time + b.time, a.exposed + b.exposed, a.comm + b.comm, a.interference + b.interference};
+}
+PhaseResult Minus(const PhaseResult& a, const PhaseResult& b) {
+  return PhaseResult{a.time - b.time, a.exposed - b.exposed, a.comm - b.comm, a.interference - b.interference};
+}
+
+// `zero_bubble`: the once-per-step reductions run beside the last W pass
+// (StageUnits::wgrad), not the whole backward; b_last is b_mid with what
+// they add to that W.
 StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitComm& layer_comm, int prefetch,
-                      bool first, bool last, bool waits) {
+                      bool first, bool last, bool waits, bool zero_bubble) {
   StagePhases p;
   p.f_mid = Forward(su.fwd, prefetch, comm.interference);
   p.b_mid = Backward(su.bwd, comm.interference);
@@ -202,11 +227,12 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitCom
     }
   }
   if (su.reduce_step > 0) {
-    UnitRuns scratch = su.bwd;
+    UnitRuns scratch = zero_bubble ? su.wgrad : su.bwd;
     if (first) scratch.first.reduce += comm.emb.reduce_step;
     scratch.body.reduce += layer_comm.reduce_step;
     if (last) scratch.last.reduce += comm.head.reduce_step;
-    p.b_last = Backward(scratch, comm.interference);
+    p.b_last = zero_bubble ? Plus(p.b_mid, Minus(Backward(scratch, comm.interference), Backward(su.wgrad, comm.interference)))
+                           : Backward(scratch, comm.interference);
   }
   return p;
 }
@@ -216,15 +242,6 @@ StagePhases RunPhases(const StageUnits& su, const TimedComm& comm, const UnitCom
 struct StepDeltas {
   PhaseResult f, b;
 };
-
-PhaseResult Minus(const PhaseResult& a, const PhaseResult& b) {
-  PhaseResult r;
-  r.time = a.time - b.time;
-  r.exposed = a.exposed - b.exposed;
-  r.comm = a.comm - b.comm;
-  r.interference = a.interference - b.interference;
-  return r;
-}
 
 // Layer by layer: the gathers under the first micro-batch's forward, the
 // reductions under the last one's backward (RunPhases).
@@ -411,11 +428,16 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
                       const KeptLayers& kept, const std::vector<int>& ranks) {
   StageLayer sl = StageLayerOf(u, comm, kinds, layers);
   const int recomputed = c.RecomputedLayers(layers);
-  if (kept.units != nullptr && recomputed < layers) sl = BlendKept(sl, kept, kinds, layers, recomputed);
-  StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
+  const bool blended = kept.units != nullptr && recomputed < layers;
+  if (blended) sl = BlendKept(sl, kept, kinds, layers, recomputed);
+  StageUnits su = CollectUnits(u, comm, sl, layers, first, last, d.stack, c.recompute,
+                               blended ? static_cast<double>(recomputed) / layers : 1.0);
   su.AddStepEnd(TimeStageStepEnd(d, c, layers, StageMoeLayers(d, kinds, layers), last, nullptr));
   // Interleaved stages keep their once-per-step additions whole (below).
-  const StagePhases p = RunPhases(su, comm, *sl.comm, c.prefetch, first, last, cs.pp > 1 && cs.v == 1 && !first);
+  // One stage runs no pipeline schedule: the backward stays whole (as tier B).
+  const bool zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.pp > 1 && cs.v == 1;
+  const StagePhases p =
+      RunPhases(su, comm, *sl.comm, c.prefetch, first, last, cs.pp > 1 && cs.v == 1 && !first, zero_bubble);
   StepDeltas once = WholeStageDeltas(p);
   const bool per_chunk = PerChunkApplies(d, c, cs, su, layers);
   if (per_chunk) {
@@ -494,6 +516,13 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.per_mb = p.f_mid.time + p.b_mid.time + p2p_exposed_mb + p2p_slowed_mb + host_mb;
   st.fwd_mb = p.f_mid.time;
   st.bwd_mb = p.b_mid.time;
+  // Zero bubble: W runs the weight-gradient GEMMs (StageUnits::wgrad) and
+  // sends nothing; the forward pass carries the host wait and the
+  // activation's send (blocking: no overlap without interleaving).
+  const UnitRuns& w = su.wgrad;
+  st.wgrad_mb = std::min(p.b_mid.time, (w.has_first ? w.first.compute : 0.0) + w.count * w.body.compute +
+                                           (w.has_last ? w.last.compute : 0.0));
+  st.fwd_side_mb = host_mb + (cs.pp > 1 && !last ? comm.p2p : 0.0);
   st.ends_fwd_mb = (first ? su.fwd.first.compute : 0.0) + (last ? su.fwd.last.compute : 0.0);
   st.ends_bwd_mb = (first ? su.bwd.first.compute : 0.0) + (last ? su.bwd.last.compute : 0.0);
   st.p2p_hidden_mb = p2p_mb - p2p_exposed_mb;
@@ -512,7 +541,7 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
     // Zero bubble: the reductions follow the weight-gradient passes, which
     // fill the drain's bubbles rather than run on it.
     const double first_fwd = std::max(0.0, p.f_first_waited.time - p.f_mid.time);
-    const bool drain_reduces = c.schedule != PipelineSchedule::kZeroBubble;
+    const bool drain_reduces = !zero_bubble;
     const double last_bwd = drain_reduces ? std::max(0.0, once.b.time - once.b.exposed) : 0.0;
     st.extra_on_passes = first_fwd + last_bwd;
     st.extra_after = once.b.time - last_bwd + su.step_end + st.optimizer;
@@ -616,6 +645,7 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
                 const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out, const KeptLayers& kept) {
   out->shapes.clear();
   out->shape_of.resize(cs.pp);
+  out->zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.pp > 1 && cs.v == 1;
   const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
   static const StageKinds kOneKind{};
   const bool several = !stage_kinds.empty();
@@ -673,6 +703,23 @@ double SplitChunkPipelineSeconds(const StagePlan& plan, const ConfigShape& cs) {
 
 }  // namespace
 
+double ZeroBubblePipelineSeconds(const double* f, const double* b, const double* w, int pp, int m, int crit) {
+  const int c = crit;
+  double t = m * (f[c] + b[c] + w[c]);
+  for (int s = 0; s < pp; ++s) {
+    if (s != c) t += f[s];
+  }
+  for (int s = c + 1; s < pp; ++s) t += b[s] - std::min({w[s], f[s], b[s]});
+  double up = 0, tail = 0;
+  for (int s = c - 1; s >= 0; --s) {
+    up += b[s];
+    tail = std::max(tail, up + (s + 1) * w[s]);
+  }
+  t += std::max(0.0, tail - (c + 1) * w[c]);
+  if (m < pp) t += (pp - m) * w[c];
+  return t;
+}
+
 PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs) {
   thread_local std::vector<double> per_mb;
   thread_local std::vector<int> layers;
@@ -699,8 +746,22 @@ PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs) {
   // charges every stage its passes): replay the interleaved order.
   const bool unequal = std::any_of(layers.begin(), layers.end(), [&](int n) { return n != layers[0]; });
   const bool split = cs.pp > 1 && cs.v > 1 && cs.m % cs.pp == 0 && (unequal || HasSplitChunks(layers, cs.v));
-  const double pipeline =
-      split ? SplitChunkPipelineSeconds(plan, cs) : PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v);
+  double pipeline = 0;
+  if (plan.zero_bubble) {
+    thread_local std::vector<double> f, b, w;
+    f.resize(cs.pp);
+    b.resize(cs.pp);
+    w.resize(cs.pp);
+    for (int s = 0; s < cs.pp; ++s) {
+      const StageResult& t = plan.Of(s);
+      f[s] = t.fwd_mb + t.fwd_side_mb;
+      w[s] = t.wgrad_mb;
+      b[s] = t.per_mb - f[s] - w[s];
+    }
+    pipeline = ZeroBubblePipelineSeconds(f.data(), b.data(), w.data(), cs.pp, cs.m, crit);
+  } else {
+    pipeline = split ? SplitChunkPipelineSeconds(plan, cs) : PipelineSeconds(per_mb.data(), cs.pp, cs.m, cs.v);
+  }
   return PipelineStep{pipeline + fill_p2p / std::max(1, cs.v) + once, crit};
 }
 

@@ -18,6 +18,8 @@ struct StageResult {
   double per_mb = 0;              // fwd + bwd + p2p of a middle micro-batch
   double fwd_mb = 0, bwd_mb = 0;  // of it, the forward and the backward passes
   double ends_fwd_mb = 0, ends_bwd_mb = 0;   // of those, the embedding's and LM head's kernels
+  double wgrad_mb = 0;            // of bwd_mb: zero bubble's weight-gradient (W) pass
+  double fwd_side_mb = 0;         // of per_mb beyond the passes: what goes with the forward (host, its send)
   double p2p_hidden_mb = 0;       // of its p2p, what overlap_p2p_comm hides (a mean over the step)
   double extra = 0;               // once-per-step additions (first gathers, last reductions, step end, optimizer)
   double extra_on_passes = 0;     // of extra: what lengthens the first forward and the last backward's kernels
@@ -42,6 +44,7 @@ struct StageShape {
 struct StagePlan {
   std::vector<StageShape> shapes;
   std::vector<int> shape_of;   // per stage: index into shapes
+  bool zero_bubble = false;    // schedule=zb-h1: the backward splits into B and W
   const StageResult& Of(int stage) const { return shapes[shape_of[stage]].t; }
 };
 
@@ -88,6 +91,22 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
 // (HasSplitChunks): the replay of the schedule's order with each chunk's
 // passes (InterleavedPipelineSeconds), whose fill and drain the longest
 // chunks set; equal chunks keep the closed form (overlap.h PipelineSeconds).
+// Zero bubble (schedule=zb-h1, zero_bubble): the same additions; the
+// pipeline is ZeroBubblePipelineSeconds over each stage's F, B and W.
 PipelineStep ComposePipeline(const StagePlan& plan, const ConfigShape& cs);
+
+// ZB-H1 as torch.distributed.pipelining's ScheduleInterleavedZeroBubble runs
+// it with one stage per rank (and simulator/pipeline_schedule.cc replays):
+// 1F1B's order of F and B (input gradient), stage s running W(k) after
+// B(k + s). Per stage the passes of a middle micro-batch with their sends;
+// `crit`: the stage with the largest f + b + w. Stage c = crit runs its m
+// micro-batches; every other stage adds its forward (the fill); a later
+// stage (s > c) adds max(F + B − W, F, B) − F (its first backward's round
+// trip less the W its backlog hides, Qi et al. 2023 §3: (p − 1)(F + B − W)
+// for equal stages); an earlier stage (s < c) ends on the last B's way up
+// and its s + 1 W passes, beyond c's own c + 1; with m < p only m − 1 of a
+// stage's p − 1 W passes fill the bubble. Equal stages: exact; a heavier
+// last stage: exact (pipeline_schedule_test replays both).
+double ZeroBubblePipelineSeconds(const double* f, const double* b, const double* w, int pp, int m, int crit);
 
 }  // namespace parasim

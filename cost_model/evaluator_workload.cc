@@ -24,6 +24,7 @@ LayerWork MakeLayer(const UnitCost& u, const std::vector<WorkloadCollective>& co
   w.backward_matmul_time = Seconds(u.bwd.Matmul());
   w.forward_attention_time = Seconds(u.fwd.attention);
   w.backward_attention_time = Seconds(std::max(0.0, OwnBackwardAttention(u, recompute, stack)));
+  w.weight_grad_time = Seconds(WeightGradSeconds(u, recompute, stack));
   w.forward_flops = Flops(u.fwd_flops);
   w.backward_flops = Flops(u.bwd_flops);
   w.forward_bytes = Bytes(u.fwd_bytes);

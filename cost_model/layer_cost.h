@@ -5,6 +5,7 @@
 // recomputation. Pure functions of precomputed model/device/stack data.
 #pragma once
 
+#include <algorithm>
 #include <array>
 
 #include "core/model_spec.h"
@@ -66,6 +67,29 @@ inline bool RecomputesAttention(RecomputeMode recompute, const SoftwareStack& s)
 // under: bwd.attention less the recomputed forward's.
 inline double OwnBackwardAttention(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s) {
   return u.bwd.attention - (RecomputesAttention(recompute, s) ? u.fwd.attention : 0.0);
+}
+
+// The recomputed forward's GEMMs in the backward: the whole forward's
+// (full), the share op-level SAC re-runs, none for attention-only selective
+// (LayerCost's recomputation).
+inline double RecomputedGemm(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s) {
+  if (recompute == RecomputeMode::kFull) return u.fwd.gemm;
+  if (recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction > 0) {
+    return s.sac_matmul_recompute_fraction * u.fwd.gemm;
+  }
+  return 0.0;
+}
+
+// A zero-bubble schedule's weight-gradient pass (W): the dW GEMMs, half the
+// backward's own GEMMs (dX = dY·Wᵀ and dW = Xᵀ·dY have the same FLOPs,
+// LinearSeconds). The attention core's backward (no weights) and the
+// recomputed forward stay in the input-gradient pass B, as torch.distributed.
+// pipelining splits them (stage_backward_input: autograd to the stage's
+// inputs, recomputation included; stage_backward_weight: the parameters').
+// `recomputed_share`: of a stage's mean layer, the share recomputed.
+inline double WeightGradSeconds(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s,
+                                double recomputed_share = 1.0) {
+  return 0.5 * std::max(0.0, u.bwd.gemm - recomputed_share * RecomputedGemm(u, recompute, s));
 }
 
 // What the constructor precomputes for a (model, cluster, job, stack).

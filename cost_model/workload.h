@@ -60,6 +60,9 @@ struct LayerWork {
   // hide under (backward: its own, without the recomputed forward's).
   Seconds forward_attention_time;
   Seconds backward_attention_time;
+  // Of backward_matmul_time: the weight-gradient GEMMs a zero-bubble
+  // schedule runs as its own W pass (WeightGradSeconds).
+  Seconds weight_grad_time;
   Flops forward_flops;           // per GPU
   Flops backward_flops;          // incl. recompute
   Bytes forward_bytes;           // HBM traffic, per GPU

@@ -228,7 +228,7 @@ void Builder::UnitCompute(int s, const UnitPlan& u, bool forward, double total_s
   const double fwd_attn = u.work->forward_attention_time.si();
   double ring_s = ring ? (forward ? fwd_attn : u.work->backward_attention_time.si()) : 0.0;
   double again_s = again ? fwd_attn : 0.0;
-  if (ring_s + again_s > matmul_s) {   // zero-bubble B keeps half the matmul time
+  if (ring_s + again_s > matmul_s) {
     const double k = matmul_s / (ring_s + again_s);
     ring_s *= k;
     again_s *= k;
@@ -344,10 +344,12 @@ void Builder::BackwardPass(int s, int mb, int chunk, bool zero_bubble) {
     if (!gathered[k].empty()) pending_[s].push_back(gathered[k]);
     double total = u.work->backward_time.si(), matmul = u.work->backward_matmul_time.si();
     if (zero_bubble) {
-      // ZB: B keeps the input-gradient GEMMs (half the backward GEMMs: dX and
-      // dW are GEMMs of equal size) and everything else; W runs later.
-      total -= 0.5 * matmul;
-      matmul *= 0.5;
+      // ZB: B keeps everything but the weight-gradient GEMMs (the input
+      // gradient's, the attention core's backward, the recomputed forward);
+      // W runs them later.
+      const double w = std::min(matmul, u.work->weight_grad_time.si());
+      total -= w;
+      matmul -= w;
     }
     UnitCompute(s, u, /*forward=*/false, total, matmul, mb, "bwd");
     if (!zero_bubble) Reductions(s, u, mb);
@@ -358,7 +360,8 @@ void Builder::WeightPass(int s, int mb, int chunk) {
   const std::vector<int>& order = chunk_units_[s][chunk];
   for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k) {
     const UnitPlan& u = units_[s][order[k]];
-    AddCompute(s, WorkKind::kMatmul, 0.5 * u.work->backward_matmul_time.si(), Label(u, "wgrad", mb, chunk));
+    AddCompute(s, WorkKind::kMatmul, std::min(u.work->backward_matmul_time.si(), u.work->weight_grad_time.si()),
+               Label(u, "wgrad", mb, chunk));
     Reductions(s, u, mb);
   }
 }
@@ -488,8 +491,13 @@ void Builder::Build() {
   pass_first_.assign(p_, std::vector<int32_t>(keys, -1));
   pass_last_ = pass_first_;
   pass_send_ = pass_first_;
-  const auto orders = BuildPipelineOrder(wl_.schedule, p_, m_, v_);
-  const bool zero_bubble = wl_.schedule == PipelineSchedule::kZeroBubble;
+  // One stage runs no pipeline schedule (torchtitan builds none without
+  // pipeline parallelism): zero bubble's split backward needs pp > 1.
+  const bool zero_bubble = wl_.schedule == PipelineSchedule::kZeroBubble && p_ > 1;
+  const auto orders =
+      BuildPipelineOrder(wl_.schedule == PipelineSchedule::kZeroBubble && !zero_bubble ? PipelineSchedule::k1F1B
+                                                                                       : wl_.schedule,
+                         p_, m_, v_);
 
   for (int s = 0; s < p_; ++s) {
     std::vector<int> pp_streams(lanes(s));

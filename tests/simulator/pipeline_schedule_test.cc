@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "cost_model/evaluator_stage_time.h"
 #include "simulator/engine.h"
 
 namespace parasim::simulator {
@@ -112,6 +113,31 @@ TEST_CASE("simulator: ZB-H1 cuts the 1F1B bubble to a third with equal F, B, W",
   // 1F1B with the same total backward (B + W = 2) idles three times as long.
   PipelineRun f1b = RunPipeline(BuildPipelineOrder(PipelineSchedule::k1F1B, p, m, 1), 1, Equal(p, 1, 2));
   REQUIRE_THAT((f1b.makespan_s - 3.0 * m) / (zb.makespan_s - 3.0 * m), WithinRel(3.0, 0.01));
+}
+
+TEST_CASE("simulator: tier A's zero-bubble closed form is the replay of ZB-H1's order", "[simulator][zero_bubble]") {
+  // Equal stages (any F, B, W, m below and above p) and a heavier last stage
+  // (the LM head's): exact. The first stage of equals is the critical one.
+  struct Shape {
+    int p, m;
+    double f, b, w, last;   // last: the last stage's passes scaled by it
+  };
+  const Shape shapes[] = {{4, 8, 1.0, 1.0, 1.0, 1.0},  {4, 16, 1.0, 1.3, 0.7, 1.0}, {8, 32, 0.9, 1.4, 0.6, 1.0},
+                          {2, 4, 1.0, 0.8, 1.2, 1.0},  {4, 8, 0.5, 1.5, 1.0, 1.0},  {8, 3, 1.0, 1.3, 0.7, 1.0},
+                          {4, 1, 1.0, 1.3, 0.7, 1.0},  {4, 8, 1.0, 1.4, 0.7, 1.3},  {2, 8, 1.0, 1.2, 0.8, 1.1},
+                          {8, 16, 1.0, 1.4, 0.7, 1.25}, {4, 32, 1.0, 1.1, 0.9, 1.4}};
+  for (const Shape& k : shapes) {
+    INFO("p " << k.p << " m " << k.m << " F " << k.f << " B " << k.b << " W " << k.w << " last x" << k.last);
+    PassTimes times = Equal(k.p, k.f, k.b, k.w);
+    times.forward_s.back() *= k.last;
+    times.backward_s.back() *= k.last;
+    times.weight_s.back() *= k.last;
+    const int crit = k.last > 1.0 ? k.p - 1 : 0;
+    const PipelineRun run = RunPipeline(BuildPipelineOrder(PipelineSchedule::kZeroBubble, k.p, k.m, 1), 1, times);
+    CHECK_THAT(ZeroBubblePipelineSeconds(times.forward_s.data(), times.backward_s.data(), times.weight_s.data(), k.p,
+                                         k.m, crit),
+               WithinRel(run.makespan_s, 1e-12));
+  }
 }
 
 TEST_CASE("simulator: the slowest stage sets the pipeline's pace", "[simulator]") {
