@@ -249,8 +249,16 @@ SoftwareStack PyTorchFsdp2() {
   // torchtitan builds AdamW fused (above): no foreach temporaries.
   s.optimizer_temp_bytes = 0;
   // PyTorch 2.7's torch.distributed.pipelining has the zero-bubble schedules
-  // (ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble).
-  s.supports_zero_bubble = true;
+  // (ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble), but not on
+  // torch.compile'd blocks: their split backward (stage_backward_input, then
+  // stage_backward_weight from the saved intermediates) fails in the first
+  // weight pass (pytorch/pytorch issue 161904, torchtitan-style per-block
+  // compile), and from PyTorch 2.10 (pull request 162511,
+  // _check_torch_compile_compatibility: any OptimizedModule among the stage's
+  // submodules) the schedule refuses such stages when it is built; 2.7's
+  // check (pull request 143599) looked only at a compiled stage root.
+  // Compiled blocks here, so no zero bubble (pytorch-fsdp2-eager has it).
+  s.supports_zero_bubble = false;
   // Its ScheduleInterleaved1F1B warms up (v − 1)·p + 2·(p − 1 − rank) chunks
   // (capped at m·v) even when m = p (torch/distributed/pipelining/schedules.py,
   // get_rank_warmup_ops), unlike Megatron-Core's all-warm-up case.
@@ -276,6 +284,10 @@ SoftwareStack PyTorchFsdp2Eager() {
   s.kernels_per_layer_forward = eager.kernels_per_layer_forward;
   s.host_per_tp_linear_s = eager.host_per_tp_linear_s;
   s.sac_keeps_unread_outputs = eager.sac_keeps_unread_outputs;
+  // Eager stage modules: PyTorch 2.7's zero-bubble schedules run them
+  // (ScheduleInterleavedZeroBubble's compile check raises only on an
+  // OptimizedModule, see PyTorchFsdp2).
+  s.supports_zero_bubble = true;
   return s;
 }
 
@@ -286,7 +298,8 @@ SoftwareStack PyTorchFsdp2Eager() {
 // SelectiveAC (torchtitan/trainer.py: activation_checkpoint default_factory
 // SelectiveAC.Config), op-level: saves compute-intensive ops and every other
 // mm, recomputes the rest (torchtitan/distributed/activation_checkpoint.py).
-// Pipeline schedules include ZBV / interleaved zero-bubble (torch.distributed.pipelining).
+// Pipeline schedules include ZBV / interleaved zero-bubble (torch.distributed.pipelining),
+// which cannot run its compiled blocks (supports_zero_bubble, PyTorchFsdp2).
 // held_last_stage_outputs of an engine that keeps every micro-batch's output
 // until the step ends (the field is capped at m − 1).
 constexpr double kEveryEarlierMicroBatch = 1e6;
@@ -299,7 +312,8 @@ SoftwareStack Torchtitan() {
   // SelectiveAC._wrap_block's policy: save compute/comm ops (mm, flash
   // attention) "except every second mm/linear"; everything else recomputed.
   s.sac_matmul_recompute_fraction = 0.5;
-  s.supports_zero_bubble = true;
+  // Compiled blocks: no zero-bubble schedule (PyTorchFsdp2's note).
+  s.supports_zero_bubble = false;
   // parallelism.context_parallel_rotate_method (torchtitan/config/job_config.py):
   // "allgather" (the default) or "alltoall" (ring rotation): both kinds, no
   // hierarchical one. parallelism.enable_async_tensor_parallel defaults to False: TP blocks.

@@ -334,6 +334,20 @@ int TorchtitanLayerSacEvery(const ParallelConfig& c, const ModelSpec& model, Lau
   return k;
 }
 
+// Zero-bubble splits each backward into an input pass and a weight pass
+// (torch.distributed.pipelining stage_backward_input / stage_backward_weight),
+// which torch.compile'd blocks cannot run: PyTorch's weight pass fails on them
+// (pytorch/pytorch issue 161904) and from 2.10 the schedule refuses them when
+// built (_check_torch_compile_compatibility). A zero-bubble launch therefore
+// turns torchtitan's compile off: its blocks run eager.
+bool TorchtitanNeedsEagerBlocks(const ParallelConfig& c) {
+  return c.pp > 1 && c.schedule == PipelineSchedule::kZeroBubble;
+}
+
+constexpr const char* kZeroBubbleEagerNote =
+    "zero-bubble schedules cannot run torch.compile'd blocks (their split input/weight backward), so compile is off: "
+    "eager blocks, slower than the compiled stacks (torchtitan, pytorch-fsdp2) price; pytorch-fsdp2-eager prices them";
+
 const char* TorchtitanSchedule(PipelineSchedule s) {
   switch (s) {
     case PipelineSchedule::kGpipe: return "GPipe";
@@ -375,6 +389,10 @@ LaunchFlags Torchtitan(const ParallelConfig& c, const ModelSpec& model, const Jo
     add("--parallelism.num_pp_microbatches", StrCat(micro_batches));
     add("--parallelism.pipeline_parallel_layers_per_stage",
                    StrCat(model.num_layers / (c.pp * std::max(1, c.vpp))));
+  }
+  if (TorchtitanNeedsEagerBlocks(c)) {
+    add("--compile.enable", "false");
+    out.notes.push_back(kZeroBubbleEagerNote);
   }
   add("--training.num_tokens_per_microbatch_per_dp_rank", StrCat(c.micro_batch * job.seq_len));
   add("--training.num_tokens_per_train_step", StrCat(micro_batches * per_step * job.seq_len));
@@ -434,6 +452,10 @@ LaunchFlags TorchtitanToml(const ParallelConfig& c, const ModelSpec& model, cons
   t += StrCat("global_batch_size = ", job.global_batch, "\n");
   t += StrCat("seq_len = ", job.seq_len, "\n");
   t += StrCat("mixed_precision_param = \"", job.precision == Precision::kFp32 ? "float32" : "bfloat16", "\"\n");
+  if (TorchtitanNeedsEagerBlocks(c)) {
+    t += "\n[compile]\nenable = false\n";
+    out.notes.push_back(kZeroBubbleEagerNote);
+  }
   t += "\n[activation_checkpoint]\n";
   if (c.recompute == RecomputeMode::kFull && c.recompute_layers > 0) {
     t += "mode = \"selective\"\n";

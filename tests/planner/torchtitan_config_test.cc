@@ -76,6 +76,10 @@ TEST_CASE("planner: torchtitan overrides and TOML keys exist across the search s
           const int dp = std::stoi(values.at("parallelism.data_parallel_replicate_degree")) *
                          std::stoi(values.at("parallelism.data_parallel_shard_degree"));
           CHECK(dp == c.dp);
+          // Zero bubble cannot run compiled blocks: the launch turns compile off, and only then.
+          const bool zero_bubble = c.schedule == PipelineSchedule::kZeroBubble;
+          CHECK(values.count("compile.enable") == (zero_bubble ? 1u : 0u));
+          if (zero_bubble) CHECK(values.at("compile.enable") == "false");
           // v0.2.2 TOML.
           const LaunchFlags t = EmitLaunchFlags(Framework::kTorchtitanToml, c, *m, job);
           CHECK(t.target.find(kTorchtitanTomlCommit) != std::string::npos);
@@ -90,7 +94,12 @@ TEST_CASE("planner: torchtitan overrides and TOML keys exist across the search s
             const std::string key = section + "." + line.substr(0, line.find(' '));
             INFO(key);
             CHECK(toml.count(key) == 1);
+            if (key == "compile.enable") {
+              CHECK(zero_bubble);
+              CHECK(line == "enable = false");
+            }
           }
+          CHECK((t.text.find("[compile]") != std::string::npos) == zero_bubble);
           ++checked;
         }
       }
