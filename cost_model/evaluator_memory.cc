@@ -163,6 +163,26 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
                                    ? T * static_cast<double>(d.model.hidden_size) * d.stack.activation_bytes
                                    : 0.0;
   const double pending_per_layer = d.stack.tp_pending_collective_inputs * pending_block;
+  // Zero bubble (ZB-H1, torch pipelining's split backward): what each
+  // deferred weight pass keeps beyond the activations (ZeroBubbleHeld).
+  const bool zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.pp > 1;
+  const double deferred_layer_bytes =
+      zero_bubble ? DeferredWeightGradBytes(d.model, d.stack, T, c.tp, c.sequence_parallel) : 0.0;
+  // The last stage's head: its logits' gradient (÷ tp) and the final norm's output gradient.
+  const double deferred_head_bytes =
+      zero_bubble ? T * d.lcm.vocab / std::max(1, c.tp) * d.stack.activation_bytes +
+                        T * static_cast<double>(d.model.hidden_size) * d.stack.activation_bytes /
+                            (c.sequence_parallel ? std::max(1, c.tp) : 1)
+                  : 0.0;
+  // backward_state keeps each deferred micro-batch's stage output and its
+  // received gradient until W (torch/distributed/pipelining/stage.py,
+  // backward_one_chunk / backward_weight_one_chunk); an engine keeping every
+  // boundary tensor for the step counts them already.
+  const double deferred_boundary_bytes =
+      zero_bubble && !d.stack.pp_keeps_boundary_tensors
+          ? 2.0 * PipelineBoundaryTensorBytes(d.stack, T, static_cast<double>(d.model.hidden_size), c.tp,
+                                              c.sequence_parallel)
+          : 0.0;
   out->stage_bytes.resize(cs.pp);
   out->stage_allocated_after_backward.resize(cs.pp);
   out->peak_stage = 0;
@@ -190,7 +210,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     const bool middle = !first && !last;
     const int64_t bf16 = Bf16LayersOnStage(d, stage_layers, s);
     const StageKinds& kinds = stage_kinds.empty() ? kOneKind : stage_kinds[s];
-    if (middle && L == previous_layers && in_flight == previous_in_flight &&
+    if (middle && !zero_bubble && L == previous_layers && in_flight == previous_in_flight &&
         held_in_flight == previous_held_in_flight && bf16 == previous_bf16 &&
         (!u.several_kinds || kinds == previous_kinds)) {
       out->stage_bytes[s] = previous.total;   // never above the peak so far: it equals stage s-1
@@ -234,6 +254,17 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
     } else {
       mi.activation_bytes = held_in_flight * held.activation;
       mi.working_bytes = held.working;
+    }
+    if (zero_bubble) {
+      // Stage 0's inputs (token ids) need no gradient: its I pass runs
+      // nothing and its W the whole backward (stage.py
+      // backward_weight_one_chunk, stage_index 0), so it keeps no weight-op
+      // gradients; the last stage's output is the loss (no boundary tensors).
+      const ZeroBubbleHeld zb = ZeroBubbleMicroBatchesHeld(cs.pp, cs.m, s);
+      const double per_deferred = (first ? 0.0 : L * deferred_layer_bytes) + (last ? deferred_head_bytes : 0.0) +
+                                  (last ? 0.0 : deferred_boundary_bytes);
+      mi.deferred_wgrad_forward_bytes = zb.forward_deferred * per_deferred;
+      mi.deferred_wgrad_backward_bytes = zb.backward_deferred * per_deferred;
     }
     mi.logits_bytes = last ? logits_bytes : 0.0;
     mi.held_output_bytes = last ? held_output_bytes : 0.0;

@@ -137,11 +137,71 @@ double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int m, int vpp, i
     case PipelineSchedule::kInterleaved:
       if (vpp > 1) return InterleavedMicroBatchesInFlight(pp, m, vpp, stage, full_warmup);
       [[fallthrough]];
-    case PipelineSchedule::k1F1B:
-    case PipelineSchedule::kZeroBubble:
-      return static_cast<double>(std::min(m, pp - stage));
+    case PipelineSchedule::k1F1B: return static_cast<double>(std::min(m, pp - stage));
+    case PipelineSchedule::kZeroBubble: {
+      const ZeroBubbleHeld h = ZeroBubbleMicroBatchesHeld(pp, m, stage);
+      return std::max(h.forward_held, h.backward_held);
+    }
   }
   return 1.0;
+}
+
+ZeroBubbleHeld ZeroBubbleMicroBatchesHeld(int pp, int m, int stage) {
+  ZeroBubbleHeld out;
+  if (pp <= 1 || m <= 0) {   // no pipeline, no schedule: 1F1B's one micro-batch, no deferred W
+    out.forward_held = out.backward_held = 1.0;
+    return out;
+  }
+  // Counts of passes done, walking the stage's order: warm-up forwards, then
+  // F, I pairs, then the cool-down I; after each I the W of the I `stage`
+  // passes earlier (torch: _get_1f1b_rank_ops with num_1f1b_microbatches = rank).
+  int f = 0, b = 0, w = 0;
+  auto at_forward_end = [&] {
+    const int held = f - w, deferred = b - w;
+    if (held > out.forward_held || (held == out.forward_held && deferred > out.forward_deferred)) {
+      out.forward_held = held;
+      out.forward_deferred = deferred;
+    }
+  };
+  auto input_grad = [&] {
+    ++b;
+    const int held = f - w, deferred = b - w;   // before the W that may follow
+    if (held > out.backward_held || (held == out.backward_held && deferred > out.backward_deferred)) {
+      out.backward_held = held;
+      out.backward_deferred = deferred;
+    }
+    if (b - w > stage) ++w;
+  };
+  const int warmup = std::min(pp - stage - 1, m);
+  for (int k = 0; k < warmup; ++k) {
+    ++f;
+    at_forward_end();
+  }
+  for (int i = 0; i < m - warmup; ++i) {
+    ++f;
+    at_forward_end();
+    input_grad();
+  }
+  for (int k = m - warmup; k < m; ++k) input_grad();
+  return out;
+}
+
+double DeferredWeightGradBytes(const ModelSpec& model, const SoftwareStack& stack, double tokens, int tp,
+                               bool sequence_parallel) {
+  const double t = static_cast<double>(std::max(1, tp));
+  const double h = static_cast<double>(model.hidden_size);
+  const double ad = static_cast<double>(model.num_attention_heads * model.HeadDim());
+  const double gd = static_cast<double>(model.KvHeads() * model.HeadDim());
+  const double up = (model.mlp == MlpKind::kSwiGlu ? 2.0 : 1.0) * SavedMlpWidth(model);
+  // Row-parallel outputs: the attention output projection and the down
+  // projection(s): k dispatched copies and one per shared expert for MoE.
+  double down = h;
+  if (model.IsMoe()) {
+    down = static_cast<double>(model.experts_per_token) * h + (model.num_shared_experts > 0 ? h : 0.0);
+  }
+  const double router = model.IsMoe() ? static_cast<double>(model.num_experts) : 0.0;
+  const double norms = static_cast<double>(model.norms_per_layer) * h / (sequence_parallel ? t : 1.0);
+  return tokens * stack.activation_bytes * ((ad + 2.0 * gd + up) / t + h + down + router + norms);
 }
 
 namespace {
@@ -254,13 +314,15 @@ MemoryEstimate EstimateMemoryOnce(const SoftwareStack& s, const MemoryInputs& in
   // Collective inputs still pending on their stream are reserved from the
   // forward's end into the backward that starts right after it.
   const double pending = in.pending_collective_bytes;
-  ph.forward_end = f * (in.activation_bytes + in.logits_bytes + in.held_output_bytes + in.pipeline_buffer_bytes) +
+  ph.forward_end = f * (in.activation_bytes + in.deferred_wgrad_forward_bytes + in.logits_bytes +
+                        in.held_output_bytes + in.pipeline_buffer_bytes) +
                    gathered + (accumulate_unsharded ? grad_temp : 0.0) + pending;
   // Backward of the last layer: its recompute working set beside the stored
   // activations, the gathered weights and the gradient buffers.
   ph.backward =
-      f * (in.activation_bytes + in.working_bytes + in.held_output_bytes + in.pipeline_buffer_bytes) + gathered +
-      grad_temp + pending;
+      f * (in.activation_bytes + in.deferred_wgrad_backward_bytes + in.working_bytes + in.held_output_bytes +
+           in.pipeline_buffer_bytes) +
+      gathered + grad_temp + pending;
   // After backward: activations freed; the flattened bucket being reduced.
   ph.reduce = reduce_temp;
   // Optimizer step: temporaries per parameter it updates.
@@ -269,14 +331,14 @@ MemoryEstimate EstimateMemoryOnce(const SoftwareStack& s, const MemoryInputs& in
   e.peak_phase = ph.PeakName();
   const double peak = ph.Peak();
   if (peak == ph.forward_end) {
-    e.activations = f * in.activation_bytes;
+    e.activations = f * (in.activation_bytes + in.deferred_wgrad_forward_bytes);
     e.logits = f * (in.logits_bytes + in.held_output_bytes);
     e.pipeline_buffers = f * in.pipeline_buffer_bytes;
     e.gathered_weights = gathered;
     e.grad_temporaries = accumulate_unsharded ? grad_temp : 0.0;
     e.pending_collective_inputs = pending;
   } else if (peak == ph.backward) {
-    e.activations = f * (in.activation_bytes + in.working_bytes);
+    e.activations = f * (in.activation_bytes + in.deferred_wgrad_backward_bytes + in.working_bytes);
     e.logits = f * in.held_output_bytes;
     e.pipeline_buffers = f * in.pipeline_buffer_bytes;
     e.gathered_weights = gathered;

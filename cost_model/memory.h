@@ -130,6 +130,35 @@ double LayerWorkingBytes(const ActivationPerToken& a, double tokens, int tp, boo
 // SoftwareStack::pp_interleaved_full_warmup.
 double MicroBatchesInFlight(PipelineSchedule schedule, int pp, int num_micro_batches, int vpp, int stage,
                             bool full_warmup = true);
+// ZB-H1 as torch.distributed.pipelining's ScheduleInterleavedZeroBubble runs
+// it with one stage per rank (the order simulator/pipeline_schedule.cc
+// ZeroBubbleH1Order replays): 1F1B's F and input-gradient (I) passes, stage s
+// running the weight pass W(k) after I(k + s). A micro-batch's activations
+// stay until its W, because stage_backward_input runs autograd with
+// retain_graph=True and keeps the graph's weight-gradient intermediates (and
+// all the saved tensors below them) in param_groups for stage_backward_weight
+// (torch/distributed/pipelining/_backward.py); the prehooks there also keep
+// each weight op's output gradient. `held`: micro-batches with their
+// activations; `deferred`: of those, the ones whose I ran and W did not.
+// Counted at the end of a forward and at the end of an I before the W that
+// follows it (where the largest `held` comes with the largest `deferred`:
+// pipeline_schedule_test replays the order). m ≥ p: held p on every stage
+// (1F1B: p − s), deferred s at a forward's end, s + 1 after an I.
+struct ZeroBubbleHeld {
+  double forward_held = 0, forward_deferred = 0;
+  double backward_held = 0, backward_deferred = 0;
+};
+ZeroBubbleHeld ZeroBubbleMicroBatchesHeld(int pp, int num_micro_batches, int stage);
+// Bytes per micro-batch one layer's deferred weight pass keeps beyond its
+// activations: the output gradient of every op with a weight, which
+// stage_backward_input's prehooks store in param_groups["grads"] (the
+// column-parallel Q, K, V and MLP-up GEMMs ÷ tp; the row-parallel output and
+// down projections' full h-wide outputs on every TP rank; each norm's output,
+// ÷ tp under SP; an MoE layer's k dispatched down-projection outputs and its
+// router's logits). `tokens` = b·s/cp.
+double DeferredWeightGradBytes(const ModelSpec& model, const SoftwareStack& stack, double tokens, int tp,
+                               bool sequence_parallel);
+
 // Interleaved 1F1B with v > 1 chunks per stage: the stage-equivalents of
 // chunk activations `stage` holds at its peak, min(m, p + (p − 1 − 2·stage)/v),
 // all m when m = p and `full_warmup` (Megatron runs every chunk forward first
@@ -177,6 +206,11 @@ struct MemoryInputs {
   bool pipelined = false;       // pp > 1 (FSDP gathers once and accumulates unsharded)
   StageParams params;
   double activation_bytes = 0;  // all micro-batches in flight on the stage
+  // Zero bubble: the weight-op output gradients the deferred W passes keep
+  // (DeferredWeightGradBytes × ZeroBubbleHeld's deferred count) at the end
+  // of a forward and during a backward.
+  double deferred_wgrad_forward_bytes = 0;
+  double deferred_wgrad_backward_bytes = 0;
   double working_bytes = 0;     // extra transient (full recompute of one layer)
   double logits_bytes = 0;      // last stage: one micro-batch's logits for the loss
   double held_output_bytes = 0; // last stage: earlier micro-batches' outputs the engine still holds

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/loaders.h"
+#include "core/parallel_config.h"
+#include "cost_model/evaluator.h"
 #include "cost_model/memory.h"
 #include "test_specs.h"
 
@@ -488,4 +491,76 @@ TEST_CASE("cost_model: pending collective inputs add to the forward/backward poo
   CHECK(released.pending_collective_inputs == 0);
   in.device_bytes = held.total;   // exactly at the GPU: kept
   CHECK(EstimateMemory(s, in).total == held.total);
+}
+
+TEST_CASE("cost_model: ZB-H1 keeps every deferred weight pass's micro-batch, hand-counted", "[cost_model][memory]") {
+  // p = 3, m = 2 (ScheduleInterleavedZeroBubble, one stage per rank).
+  // Stage 0: F0 F1 | I0 W0 I1 W1: two held at the forwards' end, one deferred after an I.
+  // Stage 1: F0 | F1 I0 | I1 W0 W1: two held, two deferred after I1.
+  // Stage 2: F0 I0 F1 I1 W0 W1: F1 ends with I0 deferred, I1 with both.
+  const ZeroBubbleHeld s0 = ZeroBubbleMicroBatchesHeld(3, 2, 0);
+  const ZeroBubbleHeld s1 = ZeroBubbleMicroBatchesHeld(3, 2, 1);
+  const ZeroBubbleHeld s2 = ZeroBubbleMicroBatchesHeld(3, 2, 2);
+  CHECK((s0.forward_held == 2 && s0.forward_deferred == 0 && s0.backward_held == 2 && s0.backward_deferred == 1));
+  CHECK((s1.forward_held == 2 && s1.forward_deferred == 0 && s1.backward_held == 2 && s1.backward_deferred == 2));
+  CHECK((s2.forward_held == 2 && s2.forward_deferred == 1 && s2.backward_held == 2 && s2.backward_deferred == 2));
+  // 1F1B holds 2, 2, 1 there: the last stage keeps one more micro-batch under zero bubble.
+  CHECK(MicroBatchesInFlight(PipelineSchedule::k1F1B, 3, 2, 1, 2) == 1);
+  CHECK(MicroBatchesInFlight(PipelineSchedule::kZeroBubble, 3, 2, 1, 2) == 2);
+  // m ≥ p: p held on every stage (1F1B's p − s), s deferred at a forward's end, s + 1 after an I.
+  for (int s = 0; s < 4; ++s) {
+    const ZeroBubbleHeld h = ZeroBubbleMicroBatchesHeld(4, 16, s);
+    CHECK(h.forward_held == 4);
+    CHECK(h.backward_held == 4);
+    CHECK(h.forward_deferred == s);
+    CHECK(h.backward_deferred == s + 1);
+    CHECK(MicroBatchesInFlight(PipelineSchedule::kZeroBubble, 4, 16, 1, s) == 4);
+  }
+  // No pipeline: no schedule, one micro-batch, nothing deferred.
+  const ZeroBubbleHeld one = ZeroBubbleMicroBatchesHeld(1, 8, 0);
+  CHECK((one.backward_held == 1 && one.backward_deferred == 0 && one.forward_deferred == 0));
+}
+
+TEST_CASE("cost_model: a deferred weight pass keeps each weight op's output gradient", "[cost_model][memory]") {
+  const ModelSpec m = testing::Llama2_7b();
+  const SoftwareStack s = LoadSoftwareStack("pytorch-fsdp2-eager");
+  REQUIRE(s.activation_bytes == 2);
+  // Per token: Q, K, V (3·4096) and gate, up (2·11008) ÷ tp; output and down
+  // projections 4096 each whole; two norms 4096 each (÷ tp under SP).
+  CHECK(DeferredWeightGradBytes(m, s, 1, 1, false) == 2.0 * (3 * 4096 + 2 * 11008 + 2 * 4096 + 2 * 4096));
+  CHECK(DeferredWeightGradBytes(m, s, 1, 2, true) == 2.0 * ((3 * 4096 + 2 * 11008) / 2 + 2 * 4096 + 4096));
+  CHECK(DeferredWeightGradBytes(m, s, 1000, 2, true) == 1000 * DeferredWeightGradBytes(m, s, 1, 2, true));
+  // They add to the forward's end and the backward as stored bytes (× fragmentation).
+  MemoryInputs in;
+  in.sharding = ShardingMode::kZero2;
+  in.params.dense = 1e9;
+  in.params.largest_layer = 1e8;
+  in.activation_bytes = 10e9;
+  in.working_bytes = 1e9;
+  const MemoryEstimate base = EstimateMemory(s, in);
+  in.deferred_wgrad_forward_bytes = 2e9;
+  in.deferred_wgrad_backward_bytes = 3e9;
+  const MemoryEstimate zb = EstimateMemory(s, in);
+  CHECK_THAT(zb.phases.forward_end - base.phases.forward_end, WithinRel(s.fragmentation * 2e9, 1e-12));
+  CHECK_THAT(zb.phases.backward - base.phases.backward, WithinRel(s.fragmentation * 3e9, 1e-12));
+}
+
+TEST_CASE("cost_model: under ZB-H1 later stages keep more, the last the most", "[cost_model][memory]") {
+  // Llama-2-7B, 2 DGX H100, eager FSDP2 (the stack that runs zero bubble), pp = 4, m = 16.
+  const ModelSpec model = LoadModel("llama2-7b");
+  const ClusterSpec cluster = LoadCluster("dgx-h100", 2);
+  const SoftwareStack stack = LoadSoftwareStack("pytorch-fsdp2-eager");
+  JobSpec job = testing::Job(64, 2048);
+  job.stack = stack.name;
+  const AnalyticalEvaluator ev(model, cluster, job, stack);
+  const Report zb = ev.Evaluate(ParseParallelConfig("dp=4,pp=4,mbs=1,sharding=zero1,schedule=zb-h1"));
+  const Report f1b = ev.Evaluate(ParseParallelConfig("dp=4,pp=4,mbs=1,sharding=zero1,schedule=1f1b"));
+  REQUIRE(zb.memory_bytes_per_stage.size() == 4);
+  for (int s = 0; s < 4; ++s) {
+    INFO("stage " << s);
+    CHECK(zb.memory_bytes_per_stage[s] >= f1b.memory_bytes_per_stage[s]);
+    if (s > 0) CHECK(zb.memory_bytes_per_stage[s] - f1b.memory_bytes_per_stage[s] >
+                     zb.memory_bytes_per_stage[s - 1] - f1b.memory_bytes_per_stage[s - 1]);
+  }
+  CHECK(zb.memory_peak_stage == 3);
 }

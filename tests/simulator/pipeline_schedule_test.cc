@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "cost_model/evaluator_stage_time.h"
+#include "cost_model/memory.h"
 #include "simulator/engine.h"
 
 namespace parasim::simulator {
@@ -167,6 +168,45 @@ TEST_CASE("simulator: upstream passes follow the pipeline's data flow", "[simula
   REQUIRE(c.stage == 0);
   REQUIRE(c.pass == PipelinePass{PassKind::kBackward, 2, 1});
   REQUIRE_FALSE(PassUpstream(0, {PassKind::kForward, 0, 0}, 4, 2).has_upstream);
+}
+
+// The memory model's ZB-H1 counts are the replay of tier B's order: walking
+// each stage's passes, the micro-batches holding activations (forward done, W
+// not) and the deferred ones (I done, W not), at each forward's end and after
+// each I before the W that follows, reach their largest values at the same
+// pass (so held·A + deferred·G peaks there for any A, G ≥ 0).
+TEST_CASE("simulator: the memory model's zero-bubble counts are the replay of ZB-H1's order",
+          "[simulator][zero_bubble]") {
+  for (int p = 2; p <= 8; ++p) {
+    for (int m = 1; m <= 3 * p; ++m) {
+      const auto order = BuildPipelineOrder(PipelineSchedule::kZeroBubble, p, m, 1);
+      for (int s = 0; s < p; ++s) {
+        INFO("p=" << p << " m=" << m << " stage " << s);
+        int f = 0, b = 0, w = 0;
+        int fwd_held = 0, fwd_deferred = 0, bwd_held = 0, bwd_deferred = 0;
+        for (const PipelinePass& pass : order[s]) {
+          if (pass.kind == PassKind::kForward) {
+            ++f;
+            fwd_held = std::max(fwd_held, f - w);
+            fwd_deferred = std::max(fwd_deferred, b - w);
+          } else if (pass.kind == PassKind::kBackward) {
+            ++b;
+            bwd_held = std::max(bwd_held, f - w);
+            bwd_deferred = std::max(bwd_deferred, b - w);
+          } else {
+            ++w;
+          }
+        }
+        REQUIRE(w == m);
+        const ZeroBubbleHeld model = ZeroBubbleMicroBatchesHeld(p, m, s);
+        CHECK(model.forward_held == fwd_held);
+        CHECK(model.forward_deferred == fwd_deferred);
+        CHECK(model.backward_held == bwd_held);
+        CHECK(model.backward_deferred == bwd_deferred);
+        CHECK(MicroBatchesInFlight(PipelineSchedule::kZeroBubble, p, m, 1, s) == std::max(fwd_held, bwd_held));
+      }
+    }
+  }
 }
 
 }  // namespace
