@@ -173,7 +173,7 @@ StackFit FitStackToStep(const ModelSpec& model, const ClusterSpec& cluster, cons
   // Attention: time = FLOPs / (peak x efficiency x sustained).
   if (measured.attention_s > 0 && p.attention > 0) {
     const double r = p.attention / measured.attention_s;
-    const std::string arch = base.AttentionKeyFor(cluster.gpu);
+    const std::string& arch = cluster.gpu.architecture;
     AttentionKernel kernel = base.AttentionFor(cluster.gpu);
     if (kernel.forward_efficiency * r > 1.0) {
       // Faster than the tensor peak: the trace's classes do not match the

@@ -42,13 +42,12 @@ const AttentionKernel kCudnnHopper{"cudnn-fused-attn", 539.0 / 989.0 / (16384.0 
 // ratio in parasim's 2x convention is 0.8 x bwd / fwd. Long-sequence limit:
 // the 8k point over eta(8192) = 8192/(8192+256); Blackwell's curve rises
 // further than eta (B200 16k: 1332, 0.601 of peak after eta), so other
-// sequences are less exact. sm100 (B200, GB200): 1171.3 fwd, 942.5 bwd of
-// 2250. sm103 (Blackwell Ultra, GB300/B300; twice the SFU exp throughput):
-// 1495.7 fwd, 1130.1 bwd of 2500.
+// sequences are less exact. B200 (sm100): 1171.3 fwd, 942.5 bwd of 2250.
+// Blackwell Ultra (GB300, sm103) ran the same kernels faster per peak FLOP
+// (1495.7 fwd, 1130.1 bwd of 2500): its GPU profiles carry that as
+// efficiency.attention_forward_scale / attention_backward_scale.
 const AttentionKernel kCudnnBlackwell{"cudnn-fused-attn", 1171.278 / 2250.0 / (8192.0 / (8192.0 + 256.0)),
                                       0.8 * 942.509 / 1171.278};
-const AttentionKernel kCudnnBlackwellUltra{"cudnn-fused-attn", 1495.674 / 2500.0 / (8192.0 / (8192.0 + 256.0)),
-                                           0.8 * 1130.076 / 1495.674};
 
 // Measured, not derived: eager PyTorch FSDP traced on one H100 SXM
 // (tests/data/calibration/h100-sxm/torch-fsdp-llama3.2-1b/mbs2_trace.json.gz,
@@ -575,10 +574,8 @@ SoftwareStack MegatronCore() {
   s.host_per_micro_batch_s = 0;
   // NGC PyTorch 25.01 (a Megatron-Core container) ships NCCL 2.25.1.
   s.nccl_version = 22501;
-  // Blackwell: cuDNN fused attention as on Hopper (Transformer Engine's
-  // FusedAttention); sm103 is Blackwell Ultra's own measurement.
-  s.attention_by_arch = {{"volta", kFa2Volta},   {"ampere", kFa2Ampere},
-                         {"hopper", kCudnnHopper}, {"sm103", kCudnnBlackwellUltra},
+  // Blackwell: cuDNN fused attention as on Hopper (Transformer Engine's FusedAttention).
+  s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kCudnnHopper},
                          {"blackwell", kCudnnBlackwell}};
   // --fp8-param-gather / --fp4-param-gather (Megatron-LM d98e8a6 arguments.py;
   // Megatron Core "Low-Precision Training Guide": the parameter all-gather is
@@ -1209,19 +1206,9 @@ bool SoftwareStack::SupportsCp(CpComm kind) const {
   return false;
 }
 
-std::string SoftwareStack::AttentionKeyFor(const GpuProfile& gpu) const {
-  // A compute capability's own kernel ("sm103": Blackwell Ultra) before its architecture's.
-  const std::string sm = StrCat("sm", gpu.compute_capability);
-  for (const auto& [arch, kernel] : attention_by_arch) {
-    if (arch == sm) return arch;
-  }
-  return gpu.architecture;
-}
-
 const AttentionKernel& SoftwareStack::AttentionFor(const GpuProfile& gpu) const {
-  const std::string key = AttentionKeyFor(gpu);
   for (const auto& [arch, kernel] : attention_by_arch) {
-    if (arch == key) return kernel;
+    if (arch == gpu.architecture) return kernel;
   }
   // Unknown architecture: the newest kernel the stack has (last entry).
   PARASIM_CHECK(!attention_by_arch.empty(), "stack without attention kernels: ", name);

@@ -354,13 +354,9 @@ struct SoftwareStack {
   // precision_accelerating.md); a stack run in one says tf32.
   bool fp32_matmul_tf32 = false;
   int nccl_version = kNcclPaperVersion;   // major·10000 + minor·100 + patch: its algorithm set
-  // architecture ("hopper") or compute capability ("sm103") -> kernel; a
-  // compute capability's entry wins over its architecture's.
-  std::vector<std::pair<std::string, AttentionKernel>> attention_by_arch;
+  std::vector<std::pair<std::string, AttentionKernel>> attention_by_arch;  // architecture -> kernel
 
   const AttentionKernel& AttentionFor(const GpuProfile& gpu) const;
-  // The attention_by_arch key AttentionFor uses for this GPU.
-  std::string AttentionKeyFor(const GpuProfile& gpu) const;
   // Whether the framework runs context parallelism of this kind.
   bool SupportsCp(CpComm kind) const;
   // Field by field, doubles exactly: a stack file must give its stack back bit for bit.
