@@ -46,6 +46,13 @@ struct GpuProfile {
   // applied to the passes the stack runs that way (SoftwareStack
   // fp8_split_accum_*). 0 = not measured: 1, no slowdown.
   double gemm_fp8_split_accum_rate = 0;
+  // Fused attention on this GPU over the stack's kernel figure for its
+  // architecture, measured with the same kernel and software on both parts
+  // (forward efficiency, backward efficiency): Blackwell Ultra (GB300) runs
+  // cuDNN attention faster per peak FLOP than B200, whose figures the
+  // Blackwell kernels are (twice the SFU exp rate). 0 = 1.
+  double attention_forward_scale = 0;
+  double attention_backward_scale = 0;
   // Sustained / short-burst tensor-core throughput: a training run holds the
   // GPU at its power cap, where clocks sit below the burst clocks that kernel
   // papers and microbenchmarks report. Scales burst-measured kernel figures

@@ -85,8 +85,12 @@ DeviceRates DeviceRatesOf(const GpuProfile& g, Precision precision, double peak,
   d.hbm_Bps = g.hbm_bandwidth.si() * g.memory_efficiency;
   d.sm_count = g.sm_count > 0 ? g.sm_count : 100;
   // Attention efficiencies are kernel papers' burst figures; training runs at the power cap.
-  d.attention_fwd_efficiency = ak.forward_efficiency * g.sustained_fraction;
-  d.attention_bwd_efficiency = ak.forward_efficiency * ak.backward_ratio * g.sustained_fraction;
+  // The GPU's own scale (Blackwell Ultra over B200) applies to the architecture's figure.
+  const double fwd_scale = g.attention_forward_scale > 0 ? g.attention_forward_scale : 1.0;
+  const double bwd_scale = g.attention_backward_scale > 0 ? g.attention_backward_scale : 1.0;
+  d.attention_fwd_efficiency = std::min(1.0, ak.forward_efficiency * fwd_scale) * g.sustained_fraction;
+  d.attention_bwd_efficiency =
+      std::min(1.0, ak.forward_efficiency * ak.backward_ratio * bwd_scale) * g.sustained_fraction;
   return d;
 }
 

@@ -20,10 +20,6 @@ namespace {
 const AttentionKernel kFa2Volta{"math-attention", 0.30, 0.8};
 const AttentionKernel kFa2Ampere{"flash-attn-2", 0.73, 0.8};
 const AttentionKernel kFa2Hopper{"flash-attn-2", 0.35, 0.8};
-// FA3's 0.75 is the paper's best case (non-causal, head dim 256); it now
-// stands only for megatron-core on Blackwell, where no measurement was found
-// (ASSUMPTION, as before).
-const AttentionKernel kFa3Hopper{"flash-attn-3", 0.75, 0.8};
 // cuDNN fused attention, what Transformer Engine runs on Hopper: its backend
 // choice disables FlashAttention "to give FusedAttention preference on Hopper+
 // for performance reasons" (NVIDIA/TransformerEngine transformer_engine/
@@ -35,6 +31,23 @@ const AttentionKernel kFa3Hopper{"flash-attn-3", 0.75, 0.8};
 // 595 forward without the mask in the same figure set: ratio 0.867.
 const AttentionKernel kCudnnHopper{"cudnn-fused-attn", 539.0 / 989.0 / (16384.0 / (16384.0 + 256.0)),
                                    516.0 / 595.0};
+// cuDNN fused attention on Blackwell, burst, from NVIDIA's cudnn-frontend
+// training SDPA benchmark (github.com/NVIDIA/cudnn-frontend bb37575
+// benchmark/sdpa_benchmark_training/artifacts/sdpa_bf16_benchmark_results_
+// NVIDIA_{B200,GB300}.csv): one container for both GPUs (NGC PyTorch 25.09,
+// cuDNN 9.13.0, torch SDPA's cuDNN backend), BF16, causal, 128 query / 8 KV
+// heads, head dim 128, at seq 8192, the sequence of the Megatron-Bridge
+// reference (tests/data/blackwell_kernels_public.csv). TFLOP/s count causal
+// FLOPs (half the full count) forward and 2.5x that backward, so the backward
+// ratio in parasim's 2x convention is 0.8 x bwd / fwd. Long-sequence limit:
+// the 8k point over eta(8192) = 8192/(8192+256); Blackwell's curve rises
+// further than eta (B200 16k: 1332, 0.601 of peak after eta), so other
+// sequences are less exact. B200 (sm100): 1171.3 fwd, 942.5 bwd of 2250.
+// Blackwell Ultra (GB300, sm103) ran the same kernels faster per peak FLOP
+// (1495.7 fwd, 1130.1 bwd of 2500): its GPU profiles carry that as
+// efficiency.attention_forward_scale / attention_backward_scale.
+const AttentionKernel kCudnnBlackwell{"cudnn-fused-attn", 1171.278 / 2250.0 / (8192.0 / (8192.0 + 256.0)),
+                                      0.8 * 942.509 / 1171.278};
 
 // Measured, not derived: eager PyTorch FSDP traced on one H100 SXM
 // (tests/data/calibration/h100-sxm/torch-fsdp-llama3.2-1b/mbs2_trace.json.gz,
@@ -575,8 +588,9 @@ SoftwareStack MegatronCore() {
   s.host_per_micro_batch_s = 0;
   // NGC PyTorch 25.01 (a Megatron-Core container) ships NCCL 2.25.1.
   s.nccl_version = 22501;
+  // Blackwell: cuDNN fused attention as on Hopper (Transformer Engine's FusedAttention).
   s.attention_by_arch = {{"volta", kFa2Volta}, {"ampere", kFa2Ampere}, {"hopper", kCudnnHopper},
-                         {"blackwell", kFa3Hopper}};
+                         {"blackwell", kCudnnBlackwell}};
   // --fp8-param-gather / --fp4-param-gather (Megatron-LM d98e8a6 arguments.py;
   // Megatron Core "Low-Precision Training Guide": the parameter all-gather is
   // performed in the quantized dtype).

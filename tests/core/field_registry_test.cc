@@ -71,7 +71,7 @@ TEST_CASE("field registry: every entry round-trips and every range fires", "[cor
   CheckTable(GpuProfileFields(), LoadGpuProfile("h100-sxm"));
   CheckTable(ClusterFields(), LoadCluster("dgx-h100"));
   CheckTable(JobFields(), JobSpec{});
-  CHECK(GpuProfileFields().size() == 28);   // + efficiency.gemm_fp8_split_accum
+  CHECK(GpuProfileFields().size() == 30);   // + efficiency.attention_forward_scale, attention_backward_scale
   CHECK(ClusterFields().size() == 17);   // + intra_node.nvlink_domain_usable
   CHECK(JobFields().size() == 2);
 }

@@ -125,3 +125,37 @@ TEST_CASE("cost_model: Hopper attention kernels reproduce the FA3 paper's causal
   // Longer sequences never run slower.
   CHECK(forward_tflops("megatron-core", 8192) > forward_tflops("megatron-core", 2048));
 }
+
+// Blackwell: megatron-core's cuDNN kernel and Blackwell Ultra's profile scales
+// against the cudnn-frontend training SDPA benchmark they come from (burst,
+// seq 8192, causal, head dim 128, NGC PyTorch 25.09 / cuDNN 9.13): B200 1171.3
+// forward / 942.5 backward TFLOP/s, GB300 1495.7 / 1130.1 (backward TFLOP/s
+// count 2.5x the causal forward FLOPs). B200 and GB200 have no scale (1).
+TEST_CASE("cost_model: Blackwell attention reproduces cuDNN's measured rates on B200 and GB300", "[cost_model]") {
+  const SoftwareStack mc = LoadSoftwareStack("megatron-core");
+  auto rates = [&](const GpuProfile& g, double seq) {
+    const AttentionKernel& k = mc.AttentionFor(g);
+    const double fs = g.attention_forward_scale > 0 ? g.attention_forward_scale : 1.0;
+    const double bs = g.attention_backward_scale > 0 ? g.attention_backward_scale : 1.0;
+    DeviceRates d;
+    d.peak_flops = g.bf16_dense.si();
+    d.attention_fwd_efficiency = k.forward_efficiency * fs;   // burst, as measured
+    d.attention_bwd_efficiency = k.forward_efficiency * k.backward_ratio * bs;
+    const double full = 1e15;
+    const FwdBwd t = AttentionSeconds(d, full, seq);
+    return std::make_pair(0.5 * full / t.fwd / 1e12, 2.5 * 0.5 * full / t.bwd / 1e12);
+  };
+  const GpuProfile b200 = LoadGpuProfile("b200"), gb200 = LoadGpuProfile("gb200"), gb300 = LoadGpuProfile("gb300");
+  CHECK(mc.AttentionFor(b200).name == "cudnn-fused-attn");
+  CHECK(b200.attention_forward_scale == 0);
+  CHECK(gb200.attention_forward_scale == 0);
+  CHECK(LoadGpuProfile("h100-sxm").attention_forward_scale == 0);
+  CHECK_THAT(rates(b200, 8192).first, Catch::Matchers::WithinRel(1171.278, 1e-9));
+  CHECK_THAT(rates(b200, 8192).second, Catch::Matchers::WithinRel(942.509, 1e-9));
+  // The profile's scales are rounded to 3 digits.
+  CHECK_THAT(rates(gb300, 8192).first, Catch::Matchers::WithinRel(1495.674, 1e-3));
+  CHECK_THAT(rates(gb300, 8192).second, Catch::Matchers::WithinRel(1130.076, 1e-3));
+  // Blackwell Ultra's doubled SFU exp rate: a larger fraction of the same peak than GB200.
+  CHECK(rates(gb300, 8192).first > rates(gb200, 8192).first);
+}
+
