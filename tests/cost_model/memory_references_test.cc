@@ -22,6 +22,7 @@
 #include "tests/cost_model/collective_test_util.h"
 #include "tests/cost_model/nanotron_sweep.h"
 #include "tests/cost_model/sailor_models.h"
+#include "tests/cost_model/torchtitan_rows.h"
 
 using namespace parasim;
 
@@ -181,37 +182,9 @@ TEST_CASE("cost_model: memory against torchtitan's published Llama 3.1 8B FSDP p
 
 namespace {
 
-// torchtitan's default split without pipeline_parallel_split_points
-// (torchtitan/parallelisms/pipelining_utils.py generate_split_points at
-// 9dec370): pp·v stages, the first base = L / (pp·v) layers, the middle ones
-// base + 1 while L mod (pp·v) lasts, the last the rest; a looped schedule
-// (interleaved, v = 2) gives rank r the stages r, r + pp, …. Layers per rank.
-std::string TorchtitanStageLayers(int layers, int pp, int v) {
-  const int stages = pp * v, base = layers / stages;
-  int extra = layers % stages, used = 0;
-  std::vector<int> per_stage;
-  for (int i = 0; i + 1 < stages; ++i) {
-    const int n = i == 0 ? base : base + (extra > 0 ? 1 : 0);
-    if (i > 0 && extra > 0) --extra;
-    per_stage.push_back(n);
-    used += n;
-  }
-  per_stage.push_back(layers - used);
-  std::string out;
-  for (int r = 0; r < pp; ++r) {
-    int n = 0;
-    for (int s = r; s < stages; s += pp) n += per_stage[s];
-    out += (r ? ":" : "") + std::to_string(n);
-  }
-  return out;
-}
-
 // torchtitan's Float8, long-context and 2D/3D/4D peaks
-// (tests/data/memory_torchtitan_perf_tables.csv), priced as they ran: the
-// `torchtitan` stack (stacks/torchtitan-eager.yaml where compile is off),
-// H100 SXM nodes of 8, the Llama 3.1 preset, FSDP2 over
-// dp_shard·cp (zero3), TP with sequence-parallel norms, torch pipelining with
-// torchtitan's default split, all-gather CP; predicted = the allocator's
+// (tests/data/memory_torchtitan_perf_tables.csv), priced as they ran
+// (tests/cost_model/torchtitan_rows.h); predicted = the allocator's
 // reserved pool (the estimate less the stack's reserve and CUDA context).
 std::vector<MemoryRow> PredictTorchtitanTableRuns(const std::string& csv = "memory_torchtitan_perf_tables.csv") {
   const std::string root = PARASIM_SOURCE_DIR;
@@ -219,31 +192,7 @@ std::vector<MemoryRow> PredictTorchtitanTableRuns(const std::string& csv = "memo
   const SoftwareStack eager = LoadSoftwareStack(root + "/tests/data/stacks/torchtitan-eager.yaml");
   std::vector<MemoryRow> out;
   for (const auto& r : testing::ReadCsv(root + "/tests/data/" + csv)) {
-    const SoftwareStack& stack = r.at("compile") == "true" ? compiled : eager;   // every row so far compiled
-    const ModelSpec model = LoadModel(r.at("model"));
-    const int gpus = std::stoi(r.at("gpus"));
-    const int dp = std::stoi(r.at("dp_shard")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp"));
-    const int local_batch = std::stoi(r.at("local_batch")), microbatches = std::stoi(r.at("microbatches"));
-    ClusterSpec cluster = LoadCluster("dgx-h100", gpus / 8);
-    // The runs' H100s are Grand Teton's 96 GB HBM2e parts (the CSV header):
-    // 97871 MiB, the nvidia-smi figure of the 96 GB part (UNCERTAIN, as in
-    // hw_profiles/gpus/gh200.yaml). Capacity decides only whether a segment
-    // added after backward (the merged pipeline outputs) overflows the GPU.
-    cluster.gpu.hbm_capacity = MiB(97871);
-    JobSpec job;
-    job.global_batch = static_cast<int64_t>(dp) * local_batch;
-    job.seq_len = std::stoll(r.at("seq_len"));
-    job.stack = stack.name;
-    if (r.at("float8") == "true") job.precision = Precision::kFp8;   // tensorwise; "rowwise" keeps bf16 memory (CSV)
-    std::string cfg = "dp=" + r.at("dp_shard") + ",tp=" + r.at("tp") + ",pp=" + r.at("pp") + ",cp=" + r.at("cp") +
-                      ",mbs=" + std::to_string(local_batch / microbatches) + ",sharding=zero3,recompute=" + r.at("ac") +
-                      (tp > 1 ? ",sp=on" : ",sp=off");
-    if (std::stoi(r.at("cp")) > 1) cfg += ",cp_comm=allgather";
-    if (pp > 1) {
-      cfg += r.at("schedule") == "interleaved" ? ",schedule=interleaved,vpp=2" : ",schedule=1f1b";
-      cfg += ",pp_layers=" + TorchtitanStageLayers(model.num_layers, pp, r.at("schedule") == "interleaved" ? 2 : 1);
-    }
-    const Report rep = AnalyticalEvaluator(model, cluster, job, stack).Evaluate(ParseParallelConfig(cfg));
+    const Report rep = testing::EvaluateTorchtitanTableRow(r, compiled, eager);
     out.push_back({"torchtitan " + r.at("reference"), false, ReservedPool(rep, rep.memory_per_gpu.si()),
                    std::stod(r.at("measured_gib")) * (1 << 30),
                    BreakdownText(rep) + " stage " + std::to_string(rep.memory_peak_stage)});
