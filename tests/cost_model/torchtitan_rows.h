@@ -39,7 +39,8 @@ inline std::string TorchtitanStageLayers(int layers, int pp, int v) {
   for (int r = 0; r < pp; ++r) {
     int n = 0;
     for (int s = r; s < stages; s += pp) n += per_stage[s];
-    out += (r ? ":" : "") + std::to_string(n);
+    if (r > 0) out += ':';
+    out += std::to_string(n);
   }
   return out;
 }
