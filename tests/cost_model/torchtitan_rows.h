@@ -15,6 +15,7 @@
 #include "core/loaders.h"
 #include "core/parallel_config.h"
 #include "cost_model/evaluator.h"
+#include "cost_model/power_cap.h"
 #include "cost_model/software_stack.h"
 
 namespace parasim::testing {
@@ -79,6 +80,11 @@ inline Report EvaluateTorchtitanTableRow(const std::map<std::string, std::string
   // The same parts' bandwidth: "96GB HBM2e with 2.4 TB/sec peak memory
   // bandwidth" (torchtitan docs/performance.md at eaea6f6, the platform list).
   cluster.gpu.hbm_bandwidth = GBps(2400);
+  // "We used the default 500W power limit, although tuning it up to 700W TDP
+  // can potentially provide further speedups" (the same document): the 700 W
+  // part run under a 500 W board limit, priced by the power-cap law
+  // (cost_model/power_cap.h: the SM clock where each state draws the limit).
+  cluster.gpu = ApplyPowerCap(cluster.gpu, Watts(500), "torchtitan docs/performance.md: 500 W power limit");
   JobSpec job;
   job.global_batch = static_cast<int64_t>(dp) * local_batch;
   job.seq_len = std::stoll(r.at("seq_len"));
