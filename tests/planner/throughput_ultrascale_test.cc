@@ -423,6 +423,15 @@ TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", 
     const ClusterSpec fabric = FabricAsMeasured(run, stack);
     const Report measured = testing::EvaluateNanotronRunOn(run, stack, fabric);
     REQUIRE(measured.tokens_per_s_per_gpu > 0);
+    // Every scored run on its job's fabric (PARASIM_PRINT_THROUGHPUT_ROWS):
+    // jobrow,model,kv,nodes,dp,tp,pp,mbs,grad_acc,zero,allreduce_busbw,
+    // allgather_busbw,measured,predicted,step,compute,exposed,bubble.
+    if (std::getenv("PARASIM_PRINT_THROUGHPUT_ROWS"))
+      std::printf("jobrow,%s,%d,%d,%d,%d,%d,%d,%d,%d,%.2f,%.2f,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f\n", run.model.c_str(),
+                  run.kv_heads, run.nodes, run.dp, run.tp, run.pp, run.mbs, run.grad_acc, run.zero,
+                  run.allreduce_busbw_gbps, run.allgather_busbw_gbps, run.tokens_per_s_per_gpu,
+                  measured.tokens_per_s_per_gpu, measured.step_time.si(), measured.compute.si(),
+                  measured.exposed_comm.si(), measured.bubble.si());
     for (const std::string& g : {NodesAndPp(run), std::string("all")}) {
       on_preset[g].push_back(preset.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu);
       on_measured[g].push_back(measured.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu);
@@ -485,14 +494,17 @@ std::string Placement(const testing::NanotronRun& run) {
 // Milliseconds per decoder layer per micro-batch: the step over the 1F1B
 // slots (grad_acc + pp - 1) and the largest stage's decoder layers as
 // nanotron split them.
-double MsPerLayerPerMicroBatch(const testing::NanotronRun& run, double tokens_per_s_per_gpu) {
+// The largest stage's decoder layers as nanotron split them (all of them at pp = 1).
+int StageLayers(const testing::NanotronRun& run) {
   const ModelSpec m = NanotronModel(run);
-  int layers = m.num_layers;
-  if (run.pp > 1) {
-    const std::vector<int> split =
-        NanotronBalancedStageLayers(m, run.pp, testing::NanotronClosesAtThreshold(run)).nanotron_layers;
-    layers = *std::max_element(split.begin(), split.end());
-  }
+  if (run.pp == 1) return m.num_layers;
+  const std::vector<int> split =
+      NanotronBalancedStageLayers(m, run.pp, testing::NanotronClosesAtThreshold(run)).nanotron_layers;
+  return *std::max_element(split.begin(), split.end());
+}
+
+double MsPerLayerPerMicroBatch(const testing::NanotronRun& run, double tokens_per_s_per_gpu) {
+  const int layers = StageLayers(run);
   const double tokens = 4096.0 * run.mbs * run.grad_acc * run.dp;
   const double step_s = tokens / (tokens_per_s_per_gpu * run.nodes * 8);
   return 1e3 * step_s / ((run.grad_acc + run.pp - 1) * layers);
@@ -515,9 +527,18 @@ TEST_CASE("planner: nanotron sweep time per layer and micro-batch by tp and pipe
   std::map<std::tuple<int, std::string, int>, std::vector<double>> unpriced_across;
   for (const testing::NanotronRun& run : testing::ReadNanotronSweep()) {
     if (run.suspect || (run.pp > 1 && !run.after_pp_fix)) continue;
-    if (run.model == "nanotron-80b" || run.mbs > 4) continue;
+    if (run.model == "nanotron-80b") continue;
     const Report report = testing::EvaluateNanotronRun(run, stack);
     if (report.tokens_per_s_per_gpu <= 0) continue;   // the one run not expressible
+    // Every run of this reading (PARASIM_PRINT_THROUGHPUT_ROWS): layerrow,model,
+    // nodes,dp,tp,pp,mbs,grad_acc,zero,allreduce_busbw,largest stage's decoder
+    // layers,measured ms per layer per micro-batch,predicted.
+    if (std::getenv("PARASIM_PRINT_THROUGHPUT_ROWS"))
+      std::printf("layerrow,%s,%d,%d,%d,%d,%d,%d,%d,%.2f,%d,%.3f,%.3f\n", run.model.c_str(), run.nodes, run.dp, run.tp,
+                  run.pp, run.mbs, run.grad_acc, run.zero, run.allreduce_busbw_gbps, StageLayers(run),
+                  MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu),
+                  MsPerLayerPerMicroBatch(run, report.tokens_per_s_per_gpu));
+    if (run.mbs > 4) continue;
     const std::pair<int, std::string> cell{run.tp, Placement(run)};
     const double m = MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu);
     const double p = MsPerLayerPerMicroBatch(run, report.tokens_per_s_per_gpu);
