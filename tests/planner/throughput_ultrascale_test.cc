@@ -413,9 +413,58 @@ std::string NodesAndPp(const testing::NanotronRun& run) {
 // The same scored runs as above, each priced on the fabric its own job
 // measured instead of the aws-p5 preset's. The jobs' start-up ReduceScatter
 // (not used to set the fabric) is held out: the fabric must predict it too.
+namespace {
+
+// One scored multi-node pipeline run on a healthy fabric, priced on the
+// fabric its job measured: where its residual sits.
+struct Residual {
+  double ratio = 0;                                   // predicted / measured tokens/s per GPU
+  double measured_step = 0, predicted_step = 0;       // s
+  double compute = 0, exposed = 0, bubble = 0;        // s, the prediction's parts
+  double measured_per_micro_batch = 0;                // measured step / (grad_acc + pp - 1), s
+};
+
+// A job measured a healthy fabric when its start-up AllReduce over the world
+// reached 120 GB/s (docs/accuracy.md "Throughput ratios: nanotron H100 sweep":
+// the earlier jobs' 164-188 GB/s at 8-64 nodes against the later ones' 13-92).
+constexpr double kHealthyAllReduceGbps = 120;
+
+std::string MicroBatchBucket(int grad_acc) {
+  if (grad_acc <= 8) return "m<=8";
+  if (grad_acc <= 32) return "m=9-32";
+  if (grad_acc <= 128) return "m=33-128";
+  return "m=256";
+}
+
+void PrintResiduals(const char* title, const std::map<std::string, std::vector<Residual>>& groups) {
+  std::printf("%s\n| group | runs | median ratio | median |ratio-1| %% | measured step s | predicted step s |"
+              " compute s | exposed comm s | bubble s | measured - predicted per 1F1B slot, ms |\n", title);
+  for (const auto& [g, v] : groups) {
+    std::vector<double> ratio, error, ms, ps, c, e, b, slot;
+    for (const Residual& r : v) {
+      ratio.push_back(r.ratio);
+      error.push_back(std::fabs(r.ratio - 1));
+      ms.push_back(r.measured_step);
+      ps.push_back(r.predicted_step);
+      c.push_back(r.compute);
+      e.push_back(r.exposed);
+      b.push_back(r.bubble);
+      slot.push_back(1e3 * r.measured_per_micro_batch * (1 - r.predicted_step / r.measured_step));
+    }
+    std::printf("| %s | %zu | %.3f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |\n", g.c_str(), v.size(),
+                Median(ratio), 100 * Median(error), Median(ms), Median(ps), Median(c), Median(e), Median(b),
+                Median(slot));
+  }
+}
+
+}  // namespace
+
 TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", "[planner]") {
   const SoftwareStack stack = *FindSoftwareStackPreset("nanotron");
   std::map<std::string, std::vector<double>> on_preset, on_measured, reducescatter;
+  // Multi-node pipelines (pp > 1) whose job measured a healthy fabric, on that
+  // fabric: the residual by tp and pp, by nodes, by mbs and by micro-batch count.
+  std::map<std::string, std::vector<Residual>> by_tp_pp, by_nodes, by_mbs, by_micro_batches;
   for (const testing::NanotronRun& run : testing::ReadNanotronSweep()) {
     if (run.suspect || (run.pp > 1 && !run.after_pp_fix)) continue;
     const Report preset = testing::EvaluateNanotronRun(run, stack);
@@ -432,6 +481,22 @@ TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", 
                   run.allreduce_busbw_gbps, run.allgather_busbw_gbps, run.tokens_per_s_per_gpu,
                   measured.tokens_per_s_per_gpu, measured.step_time.si(), measured.compute.si(),
                   measured.exposed_comm.si(), measured.bubble.si());
+    if (run.nodes > 1 && run.pp > 1 && run.allreduce_busbw_gbps >= kHealthyAllReduceGbps) {
+      Residual r;
+      r.ratio = measured.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu;
+      r.measured_step = measured.step_time.si() * r.ratio;   // same tokens per step
+      r.predicted_step = measured.step_time.si();
+      r.compute = measured.compute.si();
+      r.exposed = measured.exposed_comm.si();
+      r.bubble = measured.bubble.si();
+      r.measured_per_micro_batch = r.measured_step / (run.grad_acc + run.pp - 1);
+      const std::string tp = run.tp >= 16 ? "tp>=16" : "tp=" + std::to_string(run.tp);
+      by_tp_pp[tp + (run.pp >= 16 ? ",pp>=16" : ",pp=" + std::to_string(run.pp))].push_back(r);
+      by_nodes["nodes=" + std::to_string(run.nodes) + (run.tp >= 4 ? ",tp>=4" : ",tp<=2")].push_back(r);
+      by_mbs[tp + ",mbs=" + std::to_string(run.mbs)].push_back(r);
+      by_micro_batches[(run.tp >= 4 ? std::string("tp>=4,") : std::string("tp<=2,")) + MicroBatchBucket(run.grad_acc)]
+          .push_back(r);
+    }
     for (const std::string& g : {NodesAndPp(run), std::string("all")}) {
       on_preset[g].push_back(preset.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu);
       on_measured[g].push_back(measured.tokens_per_s_per_gpu / run.tokens_per_s_per_gpu);
@@ -455,8 +520,42 @@ TEST_CASE("planner: the nanotron sweep priced on the fabric each job measured", 
     }
   }
   REQUIRE(on_preset["all"].size() == 1265);
-  if (std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE"))
+  if (std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE")) {
     std::printf("ReduceScatter joined for %zu of the multi-node runs\n", reducescatter["all"].size());
+    PrintResiduals("healthy-fabric pipelines across nodes, by tp and pp:", by_tp_pp);
+    PrintResiduals("by nodes:", by_nodes);
+    PrintResiduals("by tp and mbs:", by_mbs);
+    PrintResiduals("by micro-batches per step (grad_acc):", by_micro_batches);
+  }
+  // docs/accuracy.md "tp > 1 pipelines across nodes on a healthy fabric": on
+  // the fabric its job measured the residual is neither exposed communication
+  // nor bubble (each is at most a third of the predicted step), and tp <= 2 is
+  // priced within 10 % while tp 4 and 8 at pp 2 are still predicted more than
+  // 1.5x too fast. Fails when a mechanism prices the gap (then the
+  // documentation must say what it explains) or when tp <= 2 drifts.
+  {
+    size_t healthy = 0;
+    for (const auto& [g, v] : by_tp_pp) healthy += v.size();
+    CHECK(healthy == 201);
+    for (const char* g : {"tp=1,pp=2", "tp=1,pp=4", "tp=2,pp=2", "tp=2,pp=4"}) {
+      INFO(g);
+      std::vector<double> ratio;
+      for (const Residual& r : by_tp_pp[g]) ratio.push_back(r.ratio);
+      CHECK(std::fabs(Median(ratio) - 1) <= 0.10);
+    }
+    for (const char* g : {"tp=4,pp=2", "tp=8,pp=2"}) {
+      INFO(g);
+      std::vector<double> ratio, exposed, bubble;
+      for (const Residual& r : by_tp_pp[g]) {
+        ratio.push_back(r.ratio);
+        exposed.push_back(r.exposed / r.predicted_step);
+        bubble.push_back(r.bubble / r.predicted_step);
+      }
+      CHECK(Median(ratio) > 1.5);
+      CHECK(Median(exposed) < 1.0 / 3);
+      CHECK(Median(bubble) < 1.0 / 3);
+    }
+  }
   // docs/accuracy.md "Throughput ratios: nanotron H100 sweep": recorded + 2 points.
   // 0.200 before nanotron's four host-blocking transfers per micro-batch
   // (docs/DECISIONS.md "nanotron's pipeline engine as the sweep ran it"):
@@ -525,6 +624,10 @@ TEST_CASE("planner: nanotron sweep time per layer and micro-batch by tp and pipe
   // The unpriced time of the across-node pipelines by tp, model and mbs:
   // whether it follows hidden size (bytes) or micro-batch size.
   std::map<std::tuple<int, std::string, int>, std::vector<double>> unpriced_across;
+  // Across-node pipelines with tp >= 4 at every mbs: measured and predicted ms
+  // per layer per micro-batch by (tp, mbs), and measured by (tp, model) at mbs <= 4.
+  std::map<std::pair<int, int>, std::vector<double>> floor_measured, floor_predicted;
+  std::map<std::pair<int, std::string>, std::vector<double>> floor_by_model;
   for (const testing::NanotronRun& run : testing::ReadNanotronSweep()) {
     if (run.suspect || (run.pp > 1 && !run.after_pp_fix)) continue;
     if (run.model == "nanotron-80b") continue;
@@ -538,6 +641,11 @@ TEST_CASE("planner: nanotron sweep time per layer and micro-batch by tp and pipe
                   run.pp, run.mbs, run.grad_acc, run.zero, run.allreduce_busbw_gbps, StageLayers(run),
                   MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu),
                   MsPerLayerPerMicroBatch(run, report.tokens_per_s_per_gpu));
+    if (Placement(run) == "pp>1 across nodes" && run.tp >= 4) {
+      floor_measured[{run.tp, run.mbs}].push_back(MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu));
+      floor_predicted[{run.tp, run.mbs}].push_back(MsPerLayerPerMicroBatch(run, report.tokens_per_s_per_gpu));
+      if (run.mbs <= 4) floor_by_model[{run.tp, run.model}].push_back(MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu));
+    }
     if (run.mbs > 4) continue;
     const std::pair<int, std::string> cell{run.tp, Placement(run)};
     const double m = MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu);
@@ -578,5 +686,34 @@ TEST_CASE("planner: nanotron sweep time per layer and micro-batch by tp and pipe
   for (int tp : {4, 8, 16}) {
     INFO("tp=" << tp);
     CHECK(Median(ratio[{tp, "pp>1 across nodes"}]) > 2);
+  }
+  // What that time behaves like (docs/accuracy.md "tp > 1 pipelines across
+  // nodes on a healthy fabric"): a floor of about 3 ms per tp rank per layer
+  // and micro-batch, the same at mbs 1 and 8 (eight times the bytes and the
+  // GPU work, which the model's own time follows) and for hidden 2,048 and
+  // 4,096, overlapping GPU work rather than adding to it (at mbs 16-32 the
+  // runs take what the model prices). A latency or host cost, not a bandwidth.
+  if (std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE")) {
+    std::printf("| tp | mbs | runs | measured ms per layer per micro-batch | per tp rank | predicted |\n");
+    for (const auto& [key, v] : floor_measured)
+      std::printf("| %d | %d | %zu | %.1f | %.2f | %.1f |\n", key.first, key.second, v.size(), Median(v),
+                  Median(v) / key.first, Median(floor_predicted[key]));
+    for (const auto& [key, v] : floor_by_model)
+      std::printf("floor by model | tp=%d | %s | %zu | %.1f |\n", key.first, key.second.c_str(), v.size(), Median(v));
+  }
+  // mbs 1 against the largest mbs whose predicted time stays under the floor
+  // (tp 4: mbs 4; tp 8 and 16: mbs 8).
+  for (const auto& [tp, big] : {std::pair{4, 4}, std::pair{8, 8}, std::pair{16, 8}}) {
+    INFO("tp=" << tp << " mbs 1 against mbs " << big);
+    const double at_1 = Median(floor_measured[{tp, 1}]), at_big = Median(floor_measured[{tp, big}]);
+    CHECK(at_1 / tp > 2.0);
+    CHECK(at_1 / tp < 4.5);
+    CHECK(std::fabs(at_big / at_1 - 1) <= 0.25);
+    CHECK(Median(floor_predicted[{tp, big}]) / Median(floor_predicted[{tp, 1}]) > 1.3);
+  }
+  for (int tp : {8, 16}) {
+    INFO("tp=" << tp);
+    const double small = Median(floor_by_model[{tp, "nanotron-1b"}]), large = Median(floor_by_model[{tp, "nanotron-8b"}]);
+    CHECK(std::fabs(large / small - 1) <= 0.15);
   }
 }
