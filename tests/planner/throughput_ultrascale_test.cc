@@ -628,6 +628,9 @@ TEST_CASE("planner: nanotron sweep time per layer and micro-batch by tp and pipe
   // per layer per micro-batch by (tp, mbs), and measured by (tp, model) at mbs <= 4.
   std::map<std::pair<int, int>, std::vector<double>> floor_measured, floor_predicted;
   std::map<std::pair<int, std::string>, std::vector<double>> floor_by_model;
+  // pp = 1 runs with tp >= 16: ms per layer per micro-batch per tp rank, by
+  // whether the job measured a healthy fabric.
+  std::map<bool, std::vector<double>> tp_across_per_rank;
   for (const testing::NanotronRun& run : testing::ReadNanotronSweep()) {
     if (run.suspect || (run.pp > 1 && !run.after_pp_fix)) continue;
     if (run.model == "nanotron-80b") continue;
@@ -641,6 +644,10 @@ TEST_CASE("planner: nanotron sweep time per layer and micro-batch by tp and pipe
                   run.pp, run.mbs, run.grad_acc, run.zero, run.allreduce_busbw_gbps, StageLayers(run),
                   MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu),
                   MsPerLayerPerMicroBatch(run, report.tokens_per_s_per_gpu));
+    // TP across nodes without a pipeline, by the fabric state the job measured.
+    if (run.pp == 1 && run.tp >= 16)
+      tp_across_per_rank[run.allreduce_busbw_gbps >= kHealthyAllReduceGbps].push_back(
+          MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu) / run.tp);
     if (Placement(run) == "pp>1 across nodes" && run.tp >= 4) {
       floor_measured[{run.tp, run.mbs}].push_back(MsPerLayerPerMicroBatch(run, run.tokens_per_s_per_gpu));
       floor_predicted[{run.tp, run.mbs}].push_back(MsPerLayerPerMicroBatch(run, report.tokens_per_s_per_gpu));
@@ -716,4 +723,14 @@ TEST_CASE("planner: nanotron sweep time per layer and micro-batch by tp and pipe
     const double small = Median(floor_by_model[{tp, "nanotron-1b"}]), large = Median(floor_by_model[{tp, "nanotron-8b"}]);
     CHECK(std::fabs(large / small - 1) <= 0.15);
   }
+  // The same floor without a pipeline: pp = 1 runs whose TP crosses nodes
+  // (tp 16, 32) take about 3 ms per tp rank per layer in the jobs that
+  // measured a degraded fabric at start-up, and under 1 ms in the healthy ones.
+  if (std::getenv("PARASIM_PRINT_THROUGHPUT_TABLE"))
+    for (const auto& [healthy, v] : tp_across_per_rank)
+      std::printf("pp=1, tp>=16, %s fabric: %zu runs, %.2f ms per tp rank per layer per micro-batch\n",
+                  healthy ? "healthy" : "degraded", v.size(), Median(v));
+  CHECK(tp_across_per_rank[false].size() >= 20);
+  CHECK(Median(tp_across_per_rank[false]) > 2.0);
+  CHECK(Median(tp_across_per_rank[true]) < 1.0);
 }
