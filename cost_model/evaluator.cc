@@ -120,7 +120,8 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
   for (Issue& issue : ValidateSoftwareStack(stack, StrCat("stack ", stack.name))) issues.push_back(std::move(issue));
   if (!issues.empty()) throw InvalidInput(issues);
   const GpuProfile& g = cluster.gpu;
-  const PrecisionRates rates = PrecisionRatesOf(g, job.precision, model.num_layers, stack.fp32_matmul_tf32);
+  const PrecisionRates rates = PrecisionRatesOf(g, job.precision, model.num_layers, s.stack.fp32_matmul_tf32,
+                                                s.stack.nvfp4_bf16_layer_share);
   if (g.hbm_bandwidth.si() <= 0) throw InvalidInput(g.file, "memory.bandwidth", "must be positive");
   s.peak_flops = rates.mfu_peak;
   s.own_peak_flops = rates.own_peak;
@@ -147,7 +148,7 @@ AnalyticalEvaluator::AnalyticalEvaluator(const ModelSpec& model, const ClusterSp
     saved(s.model, s.act_mlp[1], s.act_bf16_mlp[1]);
   }
   if (fp4) {
-    const Bf16Layers kept = Nvfp4Bf16Layers(model.num_layers);
+    const Bf16Layers kept = Nvfp4Bf16Layers(model.num_layers, s.stack.nvfp4_bf16_layer_share);
     s.bf16_first = kept.first;
     s.bf16_last = kept.last;
   }

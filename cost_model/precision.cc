@@ -18,8 +18,8 @@ const char* ToString(Precision p) {
   return "?";
 }
 
-Bf16Layers Nvfp4Bf16Layers(int64_t num_layers) {
-  const double kept = kNvfp4Bf16LayerShare * static_cast<double>(num_layers);
+Bf16Layers Nvfp4Bf16Layers(int64_t num_layers, double share) {
+  const double kept = std::clamp(share, 0.0, 1.0) * static_cast<double>(num_layers);
   Bf16Layers b;
   b.first = std::llround(kept * 2.0 / 10.0);
   b.last = std::llround(kept * 8.0 / 10.0);
@@ -45,7 +45,8 @@ PrecisionRates Fp32Rates(const GpuProfile& g, PrecisionRates r, bool tf32) {
 
 }  // namespace
 
-PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers, bool fp32_matmul_tf32) {
+PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers, bool fp32_matmul_tf32,
+                                double nvfp4_bf16_layer_share) {
   PrecisionRates r;
   r.mfu_peak = g.bf16_dense.si() > 0 ? g.bf16_dense.si() : g.fp16_dense.si();
   if (r.mfu_peak <= 0) {
@@ -70,7 +71,7 @@ PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_la
   if (p == Precision::kFp8) r.quantize_bytes = g.architecture == "blackwell" ? kMxfp8CastBytes : kFp8CastBytes;
   if (p == Precision::kFp4) {
     // The BF16-kept blocks run at the BF16 rate: time adds, so rates combine harmonically.
-    const Bf16Layers kept = Nvfp4Bf16Layers(num_layers);
+    const Bf16Layers kept = Nvfp4Bf16Layers(num_layers, nvfp4_bf16_layer_share);
     const double f = num_layers > 0 ? static_cast<double>(kept.first + kept.last) / num_layers : 0.0;
     r.gemm_peak = 1.0 / ((1.0 - f) / r.own_peak + f / r.mfu_peak);
     r.quantize_bytes = (1.0 - f) * kNvfp4CastBytes;   // the BF16 blocks cast nothing

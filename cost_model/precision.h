@@ -39,16 +39,17 @@ inline constexpr double kBf16ReadBytes = 2.0;
 inline constexpr double kFp8CastBytes = kBf16ReadBytes + 2.0 * 1.0;
 inline constexpr double kMxfp8CastBytes = kBf16ReadBytes + 2.0 * (1.0 + 1.0 / 32.0);
 
-// Blocks NVIDIA's NVFP4 recipe keeps in BF16: "selective BF16 layers (~16%)",
-// the 12B model's first two and last eight of 62 blocks ("Pretraining Large
-// Language Models with NVFP4", NVIDIA, arXiv:2509.25149). For L layers: 16 %
-// of them, split 2:8 between the first and the last (62 -> 2 + 8). FP8
-// recipes keep none (Megatron-LM's --first-last-layers-bf16 is off by default).
-inline constexpr double kNvfp4Bf16LayerShare = 0.16;
+// Blocks an NVFP4 recipe keeps in BF16: `share` of the L layers, split 2:8
+// between the first and the last as NVIDIA's recipe does (the 12B model's
+// first two and last eight of 62 blocks, arXiv:2509.25149; 0.16 x 62 ->
+// 2 + 8). The share is the stack's SoftwareStack::nvfp4_bf16_layer_share
+// (default kNvfp4Bf16LayerShare, cost_model/software_stack.h), the one
+// setting both the time (PrecisionRatesOf) and the memory (the evaluator's
+// BF16 blocks per stage) read. share 0: none.
 struct Bf16Layers {
   int64_t first = 0, last = 0;
 };
-Bf16Layers Nvfp4Bf16Layers(int64_t num_layers);
+Bf16Layers Nvfp4Bf16Layers(int64_t num_layers, double share = kNvfp4Bf16LayerShare);
 // NVFP4 on the wire: 4-bit E2M1 values plus one E4M3 scale per 16 (the same
 // paper, section 2): 0.5 + 1/16 bytes per element.
 inline constexpr double kNvfp4BytesPerElement = 0.5625;
@@ -59,7 +60,10 @@ inline constexpr double kNvfp4CastBytes = kBf16ReadBytes + 2.0 * kNvfp4BytesPerE
 // the model's, for the BF16-kept blocks of FP4. `fp32_matmul_tf32`: fp32 jobs
 // only, the stack's SoftwareStack::fp32_matmul_tf32 (TF32 tensor cores, else
 // FP32 SIMT); every fp32 matmul, the attention core's too, runs at that rate.
-PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers, bool fp32_matmul_tf32 = false);
+// `nvfp4_bf16_layer_share`: fp4 jobs only, the stack's
+// SoftwareStack::nvfp4_bf16_layer_share (Nvfp4Bf16Layers).
+PrecisionRates PrecisionRatesOf(const GpuProfile& g, Precision p, int64_t num_layers, bool fp32_matmul_tf32 = false,
+                                double nvfp4_bf16_layer_share = kNvfp4Bf16LayerShare);
 
 // Bytes per parameter element a sharded-weight all-gather moves: the stack's
 // comm_param_bytes, or the quantized size where the stack gathers FP8/FP4

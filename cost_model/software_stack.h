@@ -16,6 +16,13 @@
 
 namespace parasim {
 
+// Blocks NVIDIA's NVFP4 recipe keeps in BF16: "selective BF16 layers (~16%)",
+// the 12B model's first two and last eight of 62 blocks ("Pretraining Large
+// Language Models with NVFP4", NVIDIA, arXiv:2509.25149). The default of
+// SoftwareStack::nvfp4_bf16_layer_share; FP8 recipes keep none
+// (Megatron-LM's --first-last-layers-bf16 is off by default).
+inline constexpr double kNvfp4Bf16LayerShare = 0.16;
+
 // Attention kernel efficiency (fraction of dense tensor peak on FLOPs counted
 // with causal masking, i.e. half the full-attention convention).
 struct AttentionKernel {
@@ -214,6 +221,16 @@ struct SoftwareStack {
   // runs that precision (Megatron-LM --fp8-param-gather / --fp4-param-gather).
   bool fp8_param_gather = false;
   bool fp4_param_gather = false;
+  // NVFP4 (--precision fp4): the share of transformer blocks whose linear
+  // GEMMs stay in BF16, split 2:8 between the first and the last blocks
+  // (cost_model/precision.h Nvfp4Bf16Layers); those blocks run at the BF16
+  // rate, cast nothing and save BF16 inputs. A recipe setting: Megatron-LM's
+  // --first-last-layers-bf16 with --num-layers-at-{start,end}-in-bf16
+  // (megatron/core/fp4_utils.py get_fp4_context; TransformerConfig
+  // first_last_layers_bf16 defaults to False). Default: NVIDIA's NVFP4 recipe
+  // (kNvfp4Bf16LayerShare). Megatron-Bridge's bf16_with_nvfp4_mixed keeps
+  // none (0).
+  double nvfp4_bf16_layer_share = kNvfp4Bf16LayerShare;
   // Low precision: linear layers save their quantized (FP8/NVFP4) input for
   // the weight-gradient GEMM instead of the BF16 one (Transformer Engine).
   bool saves_quantized_inputs = false;

@@ -52,7 +52,8 @@ PlanOutput RunPlanCommand(const PlanRequest& f, ReportFormat format, const PlanP
   std::unique_ptr<planner::LaunchFlags> launch;
   if (want_emit) {
     launch = std::make_unique<planner::LaunchFlags>(
-        planner::EmitLaunchFlags(framework, result.plans[0].config, model, job));
+        planner::EmitLaunchFlags(framework, result.plans[0].config, model, job,
+                                 evaluator.stack().nvfp4_bf16_layer_share));
     if (!stack_note.empty()) launch->notes.insert(launch->notes.begin(), stack_note);
     extras.launch = launch.get();
   }

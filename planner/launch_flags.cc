@@ -241,8 +241,8 @@ void MegatronArchitecture(const ModelSpec& m, int tp, MegatronArgs& a, LaunchFla
 // Training Guide"): FP8 or NVFP4 GEMMs; sharded weights gathered in that dtype
 // (the stack's fp8/fp4_param_gather, which the plan's comm assumed); NVFP4
 // keeps the first and last blocks in BF16 as NVIDIA's recipe does (cost_model/precision.h).
-void MegatronPrecision(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job, MegatronArgs& a,
-                       LaunchFlags& out) {
+void MegatronPrecision(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job,
+                       double nvfp4_bf16_layer_share, MegatronArgs& a, LaunchFlags& out) {
   const bool sharded = c.sharding != ShardingMode::kDdp;   // distributed optimizer or Megatron FSDP
   if (job.precision == Precision::kFp8) {
     a.Add("--fp8-format", "hybrid");
@@ -253,10 +253,12 @@ void MegatronPrecision(const ParallelConfig& c, const ModelSpec& model, const Jo
     a.Add("--fp4-format", "e2m1");
     a.Add("--fp4-recipe", "nvfp4");
     if (sharded) a.Add("--fp4-param-gather");
-    const Bf16Layers kept = Nvfp4Bf16Layers(model.num_layers);
-    a.Add("--first-last-layers-bf16");
-    a.Add("--num-layers-at-start-in-bf16", std::to_string(kept.first));
-    a.Add("--num-layers-at-end-in-bf16", std::to_string(kept.last));
+    const Bf16Layers kept = Nvfp4Bf16Layers(model.num_layers, nvfp4_bf16_layer_share);
+    if (kept.first + kept.last > 0) {   // else Megatron-LM's default: first_last_layers_bf16 off
+      a.Add("--first-last-layers-bf16");
+      a.Add("--num-layers-at-start-in-bf16", std::to_string(kept.first));
+      a.Add("--num-layers-at-end-in-bf16", std::to_string(kept.last));
+    }
     out.notes.push_back(StrCat("NVFP4 recipe: linear GEMMs in NVFP4 except the first ", kept.first, " and last ",
                                kept.last, " blocks; attention, norms, embeddings, output head in BF16; fp32 master "
                                "weights and optimizer state"));
@@ -265,7 +267,8 @@ void MegatronPrecision(const ParallelConfig& c, const ModelSpec& model, const Jo
   }
 }
 
-LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job) {
+LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobSpec& job,
+                     double nvfp4_bf16_layer_share) {
   LaunchFlags out;
   out.framework = Framework::kMegatron;
   out.target = StrCat("Megatron-LM ", kMegatronLmCommit);
@@ -284,7 +287,7 @@ LaunchFlags Megatron(const ParallelConfig& c, const ModelSpec& model, const JobS
   a.Add("--max-position-embeddings", std::to_string(std::max<int64_t>(job.seq_len, model.max_position_embeddings)));
   MegatronArchitecture(model, c.tp, a, out);
   if (job.precision != Precision::kFp32) a.Add("--bf16");   // fp32 training: no precision flag
-  MegatronPrecision(c, model, job, a, out);
+  MegatronPrecision(c, model, job, nvfp4_bf16_layer_share, a, out);
   out.text = a.Text();
   return out;
 }
@@ -617,9 +620,9 @@ std::string CheckStackFitsEmitter(const std::string& stack_name, const std::stri
 }
 
 LaunchFlags EmitLaunchFlags(Framework framework, const ParallelConfig& config, const ModelSpec& model,
-                            const JobSpec& job) {
+                            const JobSpec& job, double nvfp4_bf16_layer_share) {
   switch (framework) {
-    case Framework::kMegatron: return Megatron(config, model, job);
+    case Framework::kMegatron: return Megatron(config, model, job, nvfp4_bf16_layer_share);
     case Framework::kTorchtitan: return Torchtitan(config, model, job);
     case Framework::kTorchtitanToml: return TorchtitanToml(config, model, job);
     case Framework::kDeepSpeed: return DeepSpeed(config, model, job);

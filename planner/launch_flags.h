@@ -10,6 +10,7 @@
 #include "core/job_spec.h"
 #include "core/model_spec.h"
 #include "core/parallel_config.h"
+#include "cost_model/software_stack.h"
 
 namespace parasim::planner {
 
@@ -53,7 +54,9 @@ bool StackFitsEmitter(const std::string& stack_framework, Framework f);
 std::string CheckStackFitsEmitter(const std::string& stack_name, const std::string& stack_framework, Framework f,
                                   const std::string& where = "--emit");
 
+// `nvfp4_bf16_layer_share`: the stack's SoftwareStack::nvfp4_bf16_layer_share,
+// the BF16 blocks an fp4 job's Megatron-LM arguments keep.
 LaunchFlags EmitLaunchFlags(Framework framework, const ParallelConfig& config, const ModelSpec& model,
-                            const JobSpec& job);
+                            const JobSpec& job, double nvfp4_bf16_layer_share = kNvfp4Bf16LayerShare);
 
 }  // namespace parasim::planner

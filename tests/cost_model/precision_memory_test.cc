@@ -169,3 +169,62 @@ TEST_CASE("cost_model: cached FP8/NVFP4 weight copies in the memory breakdown", 
   CHECK(Breakdown(H100Fp8(), Precision::kFp8, "megatron-core", zero1)["weights"] ==
         Breakdown(H100Fp8(), Precision::kBf16, "megatron-core", zero1)["weights"]);
 }
+
+// NVFP4's BF16 blocks are the stack's setting (SoftwareStack::nvfp4_bf16_layer_share):
+// one share prices the GEMM rate, the cast traffic and the saved activations.
+TEST_CASE("cost_model: NVFP4's BF16 layer share: rates, time and memory from the one setting",
+          "[cost_model][precision][memory]") {
+  const GpuProfile b200 = B200();
+  // The default is the paper's recipe, bit for bit (0.16 of 62 -> 2 + 8).
+  CHECK(SoftwareStack{}.nvfp4_bf16_layer_share == kNvfp4Bf16LayerShare);
+  CHECK(LoadSoftwareStack("megatron-core").nvfp4_bf16_layer_share == kNvfp4Bf16LayerShare);
+  const PrecisionRates dflt = PrecisionRatesOf(b200, Precision::kFp4, 62);
+  const PrecisionRates same = PrecisionRatesOf(b200, Precision::kFp4, 62, false, kNvfp4Bf16LayerShare);
+  CHECK(dflt.gemm_peak == same.gemm_peak);
+  CHECK(dflt.quantize_bytes == same.quantize_bytes);
+  // Share 0: every block in NVFP4, at the FP4 peak, casting every operand.
+  const Bf16Layers none = Nvfp4Bf16Layers(80, 0.0);
+  CHECK(none.first + none.last == 0);
+  const PrecisionRates all_fp4 = PrecisionRatesOf(b200, Precision::kFp4, 80, false, 0.0);
+  CHECK_THAT(all_fp4.gemm_peak, WithinRel(b200.fp4_dense.si(), 1e-12));
+  CHECK(all_fp4.quantize_bytes == kNvfp4CastBytes);
+  // Share 1: every block in BF16, at the BF16 peak, casting nothing.
+  const PrecisionRates all_bf16 = PrecisionRatesOf(b200, Precision::kFp4, 80, false, 1.0);
+  CHECK_THAT(all_bf16.gemm_peak, WithinRel(b200.bf16_dense.si(), 1e-12));
+  CHECK(all_bf16.quantize_bytes == 0.0);
+  // A share never moves FP8 or BF16.
+  CHECK(PrecisionRatesOf(b200, Precision::kFp8, 80, false, 0.5).gemm_peak == b200.fp8_dense.si());
+  CHECK(PrecisionRatesOf(b200, Precision::kBf16, 80, false, 0.5).gemm_peak == b200.bf16_dense.si());
+
+  // Through the evaluator: more BF16 blocks, a slower step and more saved activations.
+  JobSpec job = testing::Job(16, 4096);
+  job.precision = Precision::kFp4;
+  job.stack = "megatron-core";
+  const ParallelConfig c = ParseParallelConfig("dp=8,tp=1,pp=1,mbs=1,sharding=zero3,recompute=none");
+  auto price = [&](double share) {
+    SoftwareStack s = LoadSoftwareStack("megatron-core");
+    s.nvfp4_bf16_layer_share = share;
+    const Report r = AnalyticalEvaluator(testing::Llama2_7b(), testing::Dgx(b200, 1), job, s).Evaluate(c);
+    REQUIRE(r.feasible);
+    return r;
+  };
+  const Report r0 = price(0.0), r16 = price(kNvfp4Bf16LayerShare), r50 = price(0.5), r100 = price(1.0);
+  CHECK(r0.step_time.si() < r16.step_time.si());
+  CHECK(r16.step_time.si() < r50.step_time.si());
+  CHECK(r50.step_time.si() < r100.step_time.si());
+  const auto act = [](const Report& r) {
+    for (const auto& [k, v] : r.memory_breakdown_bytes)
+      if (k == "activations") return v;
+    FAIL("no activations entry");
+    return 0.0;
+  };
+  CHECK(act(r0) < act(r16));
+  CHECK(act(r16) < act(r50));
+  CHECK(act(r50) < act(r100));
+  // The closed form at share 0: every block saves NVFP4 inputs (the B200 breakdown test's form).
+  const auto bf16 = Breakdown(b200, Precision::kBf16, "megatron-core");
+  const double h = 4096, f = 11008, all = 16 * h + 6 * f, linear = 3 * h + f;
+  CHECK_THAT(act(r0), WithinRel(bf16.at("activations") * (all - linear * (2 - 0.5625)) / all, 1e-9));
+  // The default stack prices as the share it carries.
+  CHECK(price(LoadSoftwareStack("megatron-core").nvfp4_bf16_layer_share).step_time.si() == r16.step_time.si());
+}

@@ -175,3 +175,23 @@ TEST_CASE("planner: partial full recompute emits Megatron's block method and tor
   for (const std::string& n : odd.notes) noted = noted || n.find("recomputes 4") != std::string::npos;
   CHECK(noted);
 }
+
+TEST_CASE("planner: megatron fp4 flags keep the stack's NVFP4 BF16 blocks", "[planner]") {
+  const ModelSpec model = TinyModel(80, 64, 28672);
+  JobSpec job = Job(256, 8192);
+  job.precision = Precision::kFp4;
+  const ParallelConfig c = ParseParallelConfig("dp=8,tp=2,pp=4,mbs=1,sharding=zero1,sp=on");
+  // Default (NVIDIA's NVFP4 recipe): 0.16 x 80 = 12.8 blocks, round(2.56) = 3 first, round(10.24) = 10 last.
+  const LaunchFlags d = EmitLaunchFlags(Framework::kMegatron, c, model, job);
+  CHECK_THAT(d.text, Contains("--first-last-layers-bf16"));
+  CHECK_THAT(d.text, Contains("--num-layers-at-start-in-bf16 3"));
+  CHECK_THAT(d.text, Contains("--num-layers-at-end-in-bf16 10"));
+  // Share 0 (Megatron-Bridge's bf16_with_nvfp4_mixed): no BF16 blocks, Megatron-LM's default.
+  const LaunchFlags none = EmitLaunchFlags(Framework::kMegatron, c, model, job, 0.0);
+  CHECK_THAT(none.text, Contains("--fp4-format e2m1"));
+  CHECK_THAT(none.text, !Contains("--first-last-layers-bf16"));
+  CHECK_THAT(none.text, !Contains("--num-layers-at-start-in-bf16"));
+  // Other precisions ignore the share.
+  job.precision = Precision::kFp8;
+  CHECK_THAT(EmitLaunchFlags(Framework::kMegatron, c, model, job, 0.5).text, !Contains("--first-last-layers-bf16"));
+}

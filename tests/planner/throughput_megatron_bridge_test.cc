@@ -89,6 +89,10 @@ Report PriceBridgeRow(const std::map<std::string, std::string>& r, const Softwar
   // supported (the CSV header), so its rows gather BF16.
   row_stack.fp8_param_gather = r.at("fp8_params") == "true";
   row_stack.fp4_param_gather = false;
+  // NVFP4 keeps no block in BF16: the performance scripts' get_precision_config("nvfp4")
+  // returns bf16_with_nvfp4_mixed() as is, which leaves first_last_layers_bf16 at
+  // its default False (the CSV header). FP8 rows do not read it.
+  row_stack.nvfp4_bf16_layer_share = 0.0;
   return AnalyticalEvaluator(LoadModel(r.at("model")), ClusterFor(r.at("system"), gpus), job, row_stack)
       .Evaluate(ParseParallelConfig(*cfg));
 }
@@ -161,15 +165,18 @@ TEST_CASE("planner: predicted/measured throughput on Megatron-Bridge's Blackwell
                 100 * Median(testing::AbsDeviations(ratios)));
   }
   // Committed in docs/accuracy.md "Throughput ratios: Megatron-Bridge on Blackwell".
+  // The NVFP4 groups rose (GB200 0.103 -> 0.318, GB300 0.095 -> 0.170; all 0.098 -> 0.139)
+  // when the rows stopped carrying the NVFP4 paper's 16 % BF16 blocks, which their recipe
+  // does not set: every NVFP4 row is now priced faster than it ran (that section).
   const std::map<std::string, double> kRecorded = {
       {"DGX-B200 FP8-CS", 0.164},  {"DGX-B200 MXFP8", 0.214},  {"DGX-GB200 FP8-CS", 0.179},
-      {"DGX-GB200 MXFP8", 0.236},  {"DGX-GB200 NVFP4", 0.103}, {"DGX-GB300 FP8-CS", 0.049},
-      {"DGX-GB300 MXFP8", 0.029},  {"DGX-GB300 NVFP4", 0.095}, {"DGX-H100 FP8-CS", 0.007}};
+      {"DGX-GB200 MXFP8", 0.236},  {"DGX-GB200 NVFP4", 0.318}, {"DGX-GB300 FP8-CS", 0.049},
+      {"DGX-GB300 MXFP8", 0.029},  {"DGX-GB300 NVFP4", 0.170}, {"DGX-H100 FP8-CS", 0.007}};
   REQUIRE(median_error.size() == kRecorded.size());
   for (const auto& [group, recorded] : kRecorded) {
     INFO(group);
     REQUIRE(median_error.count(group) == 1);
     CHECK(median_error.at(group) <= recorded + 0.02);
   }
-  CHECK(Median(testing::AbsDeviations(ratios)) <= 0.098 + 0.02);
+  CHECK(Median(testing::AbsDeviations(ratios)) <= 0.139 + 0.02);
 }
