@@ -16,6 +16,15 @@ struct JobSpec;
 enum class ShardingMode { kDdp, kZero1, kZero2Replicated, kZero2, kZero3, kHsdp };
 enum class RecomputeMode { kNone, kSelective, kFull };
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved, kZeroBubble };
+// Whether the zero-bubble schedule applies: schedule=zb-h1 splits each
+// backward into an input-gradient pass (B) and a deferred weight-gradient
+// pass (W) only over more than one stage (one stage runs no pipeline
+// schedule: torchtitan builds none without pipeline parallelism) with one
+// chunk per stage (ZB-H1; vpp>1 needs schedule=interleaved, Validate).
+// `v`: chunks per stage. Tier A, its memory and tier B's step builder all ask this.
+inline bool ZeroBubbleApplies(PipelineSchedule schedule, int pp, int v) {
+  return schedule == PipelineSchedule::kZeroBubble && pp > 1 && v == 1;
+}
 // How context-parallel attention exchanges K/V (Megatron-LM --cp-comm-type,
 // torchtitan context_parallel_rotate_method): a ring of cp−1 point-to-point
 // K/V steps overlapped with attention blocks; all-to-alls that trade the

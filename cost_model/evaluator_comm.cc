@@ -622,7 +622,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   const CommTimes* timed = &CollectiveTimes(d, c, cs, u, record);
   TimedComm out;
   const bool attention_again = RecomputesAttention(c.recompute, d.stack);
-  const double own_bwd_attention = OwnBackwardAttention(u.layer, c.recompute, d.stack);
+  const double own_bwd_attention = OwnBackwardAttention(u.layer);
   // The factor reads the gathers and reductions only; the ring's blocks need it.
   UnitComm dp_only;
   OverlapSums(timed->layer, dp_only.overlap_bus_bytes, dp_only.overlap_time);
@@ -642,7 +642,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
     if (d.lcm.kind_layers[k] <= 0) continue;
     const UnitCost& uk = u.kinds[k];
     const TimedList<24>& list = mlp ? (*mlp)[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
-    kinds[k] = FoldComm(list, uk.fwd.attention, OwnBackwardAttention(uk, c.recompute, d.stack), c.CpRingSize(),
+    kinds[k] = FoldComm(list, uk.fwd.attention, OwnBackwardAttention(uk), c.CpRingSize(),
                         c.recompute, attention_again, out.interference);
     HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr);   // the record follows the mean layer
     HideColumnBackwardBesideGemms(d, c, cs.T, (k & kLayerKindMoe) != 0, list, kinds[k], nullptr);

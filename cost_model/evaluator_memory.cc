@@ -165,7 +165,7 @@ void SizeStageMemory(const EvaluatorData& d, const ParallelConfig& c, const Conf
   const double pending_per_layer = d.stack.tp_pending_collective_inputs * pending_block;
   // Zero bubble (ZB-H1, torch pipelining's split backward): what each
   // deferred weight pass keeps beyond the activations (ZeroBubbleHeld).
-  const bool zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.pp > 1;
+  const bool zero_bubble = ZeroBubbleApplies(c.schedule, cs.pp, cs.v);
   const double deferred_layer_bytes =
       zero_bubble ? DeferredWeightGradBytes(d.model, d.stack, T, c.tp, c.sequence_parallel) : 0.0;
   // The last stage's head: its logits' gradient (÷ tp) and the final norm's output gradient.

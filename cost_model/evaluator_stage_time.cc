@@ -135,9 +135,8 @@ StageLayer StageLayerOf(const Units& u, const TimedComm& comm, const StageKinds&
   return StageLayer{&mixed_cost, &mixed_comm};
 }
 
-// `recompute`, `recomputed_share`: the body layer's recomputation (for its W pass).
 StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer& sl, int layers, bool first,
-                        bool last, const SoftwareStack& stack, RecomputeMode recompute, double recomputed_share) {
+                        bool last) {
   StageUnits su;
   su.fwd.has_first = su.bwd.has_first = first;
   su.fwd.has_last = su.bwd.has_last = last;
@@ -155,9 +154,9 @@ StageUnits CollectUnits(const Units& u, const TimedComm& comm, const StageLayer&
     return b;
   };
   su.wgrad = su.bwd;
-  if (first) su.wgrad.first = weight_pass(WeightGradSeconds(u.emb, RecomputeMode::kNone, stack), su.bwd.first);
-  su.wgrad.body = weight_pass(WeightGradSeconds(*sl.cost, recompute, stack, recomputed_share), su.bwd.body);
-  if (last) su.wgrad.last = weight_pass(WeightGradSeconds(u.head, RecomputeMode::kNone, stack), su.bwd.last);
+  if (first) su.wgrad.first = weight_pass(WeightGradSeconds(u.emb), su.bwd.first);
+  su.wgrad.body = weight_pass(WeightGradSeconds(*sl.cost), su.bwd.body);
+  if (last) su.wgrad.last = weight_pass(WeightGradSeconds(u.head), su.bwd.last);
   return su;
 }
 
@@ -430,12 +429,11 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   const int recomputed = c.RecomputedLayers(layers);
   const bool blended = kept.units != nullptr && recomputed < layers;
   if (blended) sl = BlendKept(sl, kept, kinds, layers, recomputed);
-  StageUnits su = CollectUnits(u, comm, sl, layers, first, last, d.stack, c.recompute,
-                               blended ? static_cast<double>(recomputed) / layers : 1.0);
+  StageUnits su = CollectUnits(u, comm, sl, layers, first, last);
   su.AddStepEnd(TimeStageStepEnd(d, c, layers, StageMoeLayers(d, kinds, layers), last, nullptr));
   // Interleaved stages keep their once-per-step additions whole (below).
   // One stage runs no pipeline schedule: the backward stays whole (as tier B).
-  const bool zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.pp > 1 && cs.v == 1;
+  const bool zero_bubble = ZeroBubbleApplies(c.schedule, cs.pp, cs.v);
   const StagePhases p =
       RunPhases(su, comm, *sl.comm, c.prefetch, first, last, cs.pp > 1 && cs.v == 1 && !first, zero_bubble);
   StepDeltas once = WholeStageDeltas(p);
@@ -645,7 +643,7 @@ void TimeStages(const EvaluatorData& d, const ParallelConfig& c, const ConfigSha
                 const TimedComm& comm, const std::vector<int>& stage_layers, StagePlan* out, const KeptLayers& kept) {
   out->shapes.clear();
   out->shape_of.resize(cs.pp);
-  out->zero_bubble = c.schedule == PipelineSchedule::kZeroBubble && cs.pp > 1 && cs.v == 1;
+  out->zero_bubble = ZeroBubbleApplies(c.schedule, cs.pp, cs.v);
   const std::vector<StageKinds>& stage_kinds = StageKindSplit(d, c, stage_layers);
   static const StageKinds kOneKind{};
   const bool several = !stage_kinds.empty();

@@ -12,7 +12,7 @@ namespace parasim {
 namespace {
 
 LayerWork MakeLayer(const UnitCost& u, const std::vector<WorkloadCollective>& coll, const std::string& name, int index,
-                    int chunk, RecomputeMode recompute, const SoftwareStack& stack) {
+                    int chunk) {
   LayerWork w;
   w.name = name;
   w.layer_index = index;
@@ -23,8 +23,8 @@ LayerWork MakeLayer(const UnitCost& u, const std::vector<WorkloadCollective>& co
   w.forward_matmul_time = Seconds(u.fwd.Matmul());
   w.backward_matmul_time = Seconds(u.bwd.Matmul());
   w.forward_attention_time = Seconds(u.fwd.attention);
-  w.backward_attention_time = Seconds(std::max(0.0, OwnBackwardAttention(u, recompute, stack)));
-  w.weight_grad_time = Seconds(WeightGradSeconds(u, recompute, stack));
+  w.backward_attention_time = Seconds(std::max(0.0, OwnBackwardAttention(u)));
+  w.weight_grad_time = Seconds(WeightGradSeconds(u));
   w.forward_flops = Flops(u.fwd_flops);
   w.backward_flops = Flops(u.bwd_flops);
   w.forward_bytes = Bytes(u.fwd_bytes);
@@ -84,7 +84,7 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
     StageWork sw;
     sw.stage = s;
     const int L = stage_layers[s];
-    if (s == 0) sw.layers.push_back(MakeLayer(u.emb, record.emb, "embedding", -1, 0, RecomputeMode::kNone, d.stack));
+    if (s == 0) sw.layers.push_back(MakeLayer(u.emb, record.emb, "embedding", -1, 0));
     const std::vector<int> chunk_layers = ChunkLayers(L, v);
     std::vector<int> layers_in_chunk(v, 0);   // per chunk (as the simulator's step builder counts)
     int chunk = 0, chunk_end = chunk_layers[0];
@@ -101,12 +101,10 @@ void BuildStepWorkload(const EvaluatorData& d, const ParallelConfig& c, const Co
       const UnitCost& cost = units.several_kinds && model_layer < d.model.num_layers
                                  ? units.kinds[d.model.LayerKindOf(model_layer)]
                                  : units.layer;
-      const RecomputeMode mode = &units == kept ? RecomputeMode::kNone : c.recompute;
-      sw.layers.push_back(
-          MakeLayer(cost, record.layer, StrCat("layer ", layer_index), layer_index, chunk, mode, d.stack));
+      sw.layers.push_back(MakeLayer(cost, record.layer, StrCat("layer ", layer_index), layer_index, chunk));
     }
     if (s == pp - 1) {
-      sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1, RecomputeMode::kNone, d.stack));
+      sw.layers.push_back(MakeLayer(u.head, record.head, "lm_head", -1, v - 1));
     }
     // The stage's own step-end collectives, as tier A times them (on its
     // last unit: the simulator runs every unit's before the optimizer).

@@ -76,6 +76,8 @@ void AddScaled(UnitCost& into, const UnitCost& u, double w) {
   into.fwd += u.fwd.Scaled(w);
   into.bwd += u.bwd.Scaled(w);
   into.recompute_s += w * u.recompute_s;
+  into.recomputed_gemm += w * u.recomputed_gemm;
+  into.recomputed_attention += w * u.recomputed_attention;
   into.fwd_flops += w * u.fwd_flops;
   into.bwd_flops += w * u.bwd_flops;
   into.fwd_bytes += w * u.fwd_bytes;
@@ -245,34 +247,46 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   u.bwd_flops = BackwardFlops(f.Total());
   u.fwd_bytes = elem_fwd + attn_bytes_fwd + s.copy_passes_forward * copy_bytes;
   u.bwd_bytes = 2.0 * elem_fwd + attn_bytes_bwd + (s.copy_passes_backward + s.grad_fold_passes) * copy_bytes;
-  // Recomputation: selective re-runs the attention core, full the whole forward.
-  if (c.recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction > 0) {
-    // Op-level SAC: the attention output is saved; a fraction of the matmuls
-    // and every pointwise op run again (with their launches).
-    const double k = s.sac_matmul_recompute_fraction;
-    KernelSeconds again;
-    again.gemm = k * u.fwd.gemm;
-    again.elementwise = u.fwd.elementwise - MemorySeconds(d, attn_bytes_fwd);
-    again.launch = u.fwd.launch;
-    u.recompute_s = again.Total();
-    u.bwd += again;
-    u.bwd_flops += k * (f.qkv + f.out_proj + f.mlp);
-    u.bwd_bytes += elem_fwd;
-  } else if (c.recompute == RecomputeMode::kSelective) {
-    // The attention core again (unfused: with its score traffic).
-    const double again = u.fwd.attention + MemorySeconds(d, attn_bytes_fwd);
-    u.recompute_s = again;
-    u.bwd.attention += u.fwd.attention;
-    u.bwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
-    u.bwd_bytes += attn_bytes_fwd;
-    u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
-  } else if (c.recompute == RecomputeMode::kFull) {
-    u.recompute_s = u.fwd.Total() - u.fwd.copy;
-    KernelSeconds again = u.fwd;
-    again.copy = 0;
-    u.bwd += again;
-    u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
-    u.bwd_bytes += elem_fwd + attn_bytes_fwd;
+  // Recomputation (RecomputeScopeOf): what of the forward the backward re-runs.
+  switch (RecomputeScopeOf(c.recompute, s)) {
+    case RecomputeScope::kNothing: break;
+    case RecomputeScope::kSacOps: {
+      // Op-level SAC: the attention output is saved; a fraction of the matmuls
+      // and every pointwise op run again (with their launches).
+      const double k = s.sac_matmul_recompute_fraction;
+      KernelSeconds again;
+      again.gemm = k * u.fwd.gemm;
+      again.elementwise = u.fwd.elementwise - MemorySeconds(d, attn_bytes_fwd);
+      again.launch = u.fwd.launch;
+      u.recompute_s = again.Total();
+      u.recomputed_gemm = again.gemm;
+      u.bwd += again;
+      u.bwd_flops += k * (f.qkv + f.out_proj + f.mlp);
+      u.bwd_bytes += elem_fwd;
+      break;
+    }
+    case RecomputeScope::kAttentionCore: {
+      // The attention core again (unfused: with its score traffic).
+      const double again = u.fwd.attention + MemorySeconds(d, attn_bytes_fwd);
+      u.recompute_s = again;
+      u.recomputed_attention = u.fwd.attention;
+      u.bwd.attention += u.fwd.attention;
+      u.bwd.elementwise += MemorySeconds(d, attn_bytes_fwd);
+      u.bwd_bytes += attn_bytes_fwd;
+      u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
+      break;
+    }
+    case RecomputeScope::kWholeForward: {
+      u.recompute_s = u.fwd.Total() - u.fwd.copy;
+      KernelSeconds again = u.fwd;
+      again.copy = 0;
+      u.recomputed_gemm = again.gemm;
+      u.recomputed_attention = again.attention;
+      u.bwd += again;
+      u.bwd_flops += RecomputeForwardFlops(f, c.recompute);
+      u.bwd_bytes += elem_fwd + attn_bytes_fwd;
+      break;
+    }
   }
   return u;
 }

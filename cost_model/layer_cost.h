@@ -46,6 +46,10 @@ struct UnitCost {
   KernelSeconds fwd;
   KernelSeconds bwd;          // includes the recomputed forward
   double recompute_s = 0;     // the part of bwd spent recomputing
+  // Of bwd, the recomputed forward's GEMMs and attention core (LayerCost
+  // sets them by RecomputeScopeOf; 0 for a unit not recomputed).
+  double recomputed_gemm = 0;
+  double recomputed_attention = 0;
   double fwd_flops = 0;       // per GPU
   double bwd_flops = 0;       // incl. recompute
   double fwd_bytes = 0;       // HBM bytes of memory-bound ops and copies
@@ -54,43 +58,45 @@ struct UnitCost {
   double dense_params = 0;    // of which not experts
 };
 
+// What of a layer's forward its backward re-runs: the one recomputation rule
+// LayerCost prices. Full recompute re-runs the whole forward; selective is
+// attention-only (Megatron-Core checkpoints core_attention, TE's CP
+// attention included) unless the stack's selective is op-level SAC
+// (sac_matmul_recompute_fraction > 0), which keeps the attention output and
+// re-runs that fraction of the matmuls and every pointwise op.
+enum class RecomputeScope { kNothing, kAttentionCore, kSacOps, kWholeForward };
+
+inline RecomputeScope RecomputeScopeOf(RecomputeMode recompute, const SoftwareStack& s) {
+  switch (recompute) {
+    case RecomputeMode::kNone: return RecomputeScope::kNothing;
+    case RecomputeMode::kSelective:
+      return s.sac_matmul_recompute_fraction > 0 ? RecomputeScope::kSacOps : RecomputeScope::kAttentionCore;
+    case RecomputeMode::kFull: return RecomputeScope::kWholeForward;
+  }
+  return RecomputeScope::kNothing;
+}
+
 // Whether backward re-runs the attention core, and with it the CP
-// collectives inside it: full recompute and attention-only selective do
-// (Megatron-Core checkpoints core_attention, TE's CP attention included);
-// op-level SAC keeps the attention output.
+// collectives inside it (RecomputeScopeOf).
 inline bool RecomputesAttention(RecomputeMode recompute, const SoftwareStack& s) {
-  return recompute == RecomputeMode::kFull ||
-         (recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction <= 0);
+  const RecomputeScope scope = RecomputeScopeOf(recompute, s);
+  return scope == RecomputeScope::kAttentionCore || scope == RecomputeScope::kWholeForward;
 }
 
 // The backward's own attention core, the blocks its CP ring steps hide
 // under: bwd.attention less the recomputed forward's.
-inline double OwnBackwardAttention(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s) {
-  return u.bwd.attention - (RecomputesAttention(recompute, s) ? u.fwd.attention : 0.0);
-}
-
-// The recomputed forward's GEMMs in the backward: the whole forward's
-// (full), the share op-level SAC re-runs, none for attention-only selective
-// (LayerCost's recomputation).
-inline double RecomputedGemm(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s) {
-  if (recompute == RecomputeMode::kFull) return u.fwd.gemm;
-  if (recompute == RecomputeMode::kSelective && s.sac_matmul_recompute_fraction > 0) {
-    return s.sac_matmul_recompute_fraction * u.fwd.gemm;
-  }
-  return 0.0;
-}
+inline double OwnBackwardAttention(const UnitCost& u) { return u.bwd.attention - u.recomputed_attention; }
 
 // A zero-bubble schedule's weight-gradient pass (W): the dW GEMMs, half the
 // backward's own GEMMs (dX = dY·Wᵀ and dW = Xᵀ·dY have the same FLOPs,
 // LinearSeconds). The attention core's backward (no weights) and the
-// recomputed forward stay in the input-gradient pass B, as torch.distributed.
-// pipelining splits them (stage_backward_input: autograd to the stage's
-// inputs, recomputation included; stage_backward_weight: the parameters').
-// `recomputed_share`: of a stage's mean layer, the share recomputed.
-inline double WeightGradSeconds(const UnitCost& u, RecomputeMode recompute, const SoftwareStack& s,
-                                double recomputed_share = 1.0) {
-  return 0.5 * std::max(0.0, u.bwd.gemm - recomputed_share * RecomputedGemm(u, recompute, s));
-}
+// recomputed forward (UnitCost::recomputed_gemm) stay in the input-gradient
+// pass B, as torch.distributed.pipelining splits them (stage_backward_input:
+// autograd to the stage's inputs, recomputation included;
+// stage_backward_weight: the parameters'). A stage's mean layer under partial
+// full recompute (AddScaled of its recomputed and kept layers) carries the
+// recomputed layers' share in recomputed_gemm.
+inline double WeightGradSeconds(const UnitCost& u) { return 0.5 * std::max(0.0, u.bwd.gemm - u.recomputed_gemm); }
 
 // What the constructor precomputes for a (model, cluster, job, stack).
 struct LayerCostModel {

@@ -77,7 +77,7 @@ void MegatronParallel(const ParallelConfig& c, const ModelSpec& model, MegatronA
   if (c.pp > 1 && c.schedule == PipelineSchedule::kGpipe) {
     out.notes.push_back("Megatron-LM runs 1F1B, not GPipe: same bubble, less activation memory");
   }
-  if (c.pp > 1 && c.schedule == PipelineSchedule::kZeroBubble) {
+  if (ZeroBubbleApplies(c.schedule, c.pp, c.vpp)) {
     out.notes.push_back("zero-bubble schedules are not in upstream Megatron-LM; 1F1B is the nearest");
   }
   switch (c.recompute) {
@@ -344,7 +344,7 @@ int TorchtitanLayerSacEvery(const ParallelConfig& c, const ModelSpec& model, Lau
 // built (_check_torch_compile_compatibility). A zero-bubble launch therefore
 // turns torchtitan's compile off: its blocks run eager.
 bool TorchtitanNeedsEagerBlocks(const ParallelConfig& c) {
-  return c.pp > 1 && c.schedule == PipelineSchedule::kZeroBubble;
+  return ZeroBubbleApplies(c.schedule, c.pp, c.vpp);
 }
 
 constexpr const char* kZeroBubbleEagerNote =

@@ -491,9 +491,9 @@ void Builder::Build() {
   pass_first_.assign(p_, std::vector<int32_t>(keys, -1));
   pass_last_ = pass_first_;
   pass_send_ = pass_first_;
-  // One stage runs no pipeline schedule (torchtitan builds none without
-  // pipeline parallelism): zero bubble's split backward needs pp > 1.
-  const bool zero_bubble = wl_.schedule == PipelineSchedule::kZeroBubble && p_ > 1;
+  // Zero bubble's split backward (ZeroBubbleApplies: pp > 1; v_ is 1 but
+  // for the interleaved schedule); zb-h1 over one stage runs as 1F1B.
+  const bool zero_bubble = ZeroBubbleApplies(wl_.schedule, p_, v_);
   const auto orders =
       BuildPipelineOrder(wl_.schedule == PipelineSchedule::kZeroBubble && !zero_bubble ? PipelineSchedule::k1F1B
                                                                                        : wl_.schedule,
