@@ -156,8 +156,9 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   pp_transfers_per_micro_batch, pp_tp_gathers_per_micro_batch, zero1_grad_allreduce,
   //   dp_overlap_per_chunk, fp8_split_accum_fprop/dgrad/wgrad, pp_overlap_p2p, pp_keeps_boundary_tensors,
   //   pp_merges_last_stage_outputs, sp_grad_bytes, grad_norm_allreduce, embedding_grads_after_backward,
-  //   tp_pending_collective_inputs, zero1_grad_reduce_after_backward, unsharded_step_bytes_per_param
-  REQUIRE(StackFields().size() == 98);
+  //   tp_pending_collective_inputs, zero1_grad_reduce_after_backward, unsharded_step_bytes_per_param,
+  //   tp_overlap_backward_reductions, fp8_tp_gathers, tp_overlap_rs_local_reduce
+  REQUIRE(StackFields().size() == 101);
   REQUIRE(AttentionFields().size() == 6);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
