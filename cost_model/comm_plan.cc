@@ -174,6 +174,8 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
   auto& L = plan.layer;
   // s·b·h in the compute dtype (per cp rank): 2 bytes bf16, 4 in fp32 training.
   const double act = in.tokens * in.hidden * s.activation_bytes;
+  // The SP all-gathers' size: FP8 where the stack gathers FP8 (fp8_tp_gathers).
+  const double act_gather = in.tp_gather_bytes > 0 ? in.tokens * in.hidden * in.tp_gather_bytes : act;
   if (c.tp > 1) {
     // Megatron TP: 2 AllReduces forward, 2 backward of s·b·h; with SP each is an
     // AllGather + ReduceScatter pair of the same total (DESIGN.md §4). The
@@ -195,10 +197,12 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
       }
     };
     if (c.sequence_parallel) {
-      L.push_back(Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kForward, true, "tp_sp_allgather", 2));
+      L.push_back(
+          Make(CollectiveOp::kAllGather, act_gather, ParallelDim::kTp, CommPhase::kForward, true, "tp_sp_allgather", 2));
       L.push_back(
           Make(CollectiveOp::kReduceScatter, act, ParallelDim::kTp, CommPhase::kForward, true, "tp_sp_reducescatter", 2));
-      L.push_back(Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kBackward, true, "tp_sp_allgather", 2));
+      L.push_back(
+          Make(CollectiveOp::kAllGather, act_gather, ParallelDim::kTp, CommPhase::kBackward, true, "tp_sp_allgather", 2));
       backward_reduction(CollectiveOp::kReduceScatter, "tp_sp_reducescatter");
       if (async) {
         L.push_back(Make(CollectiveOp::kAllGather, act, ParallelDim::kTp, CommPhase::kBackward, false, "tp_sp_regather",

@@ -27,6 +27,9 @@ struct CommPlanInputs {
   // Llama 4's interleave): the averaged layer dispatches this share of tokens.
   double moe_layer_fraction = 1;
   int num_micro_batches = 1;
+  // Bytes per element of the sequence-parallel TP all-gathers (0: the
+  // stack's activation_bytes; 1: FP8 gathers, SoftwareStack::fp8_tp_gathers).
+  double tp_gather_bytes = 0;
 };
 
 struct CommPlan {

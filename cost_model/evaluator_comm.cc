@@ -1,10 +1,12 @@
 #include "cost_model/evaluator_comm.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 
 #include "core/check.h"
+#include "cost_model/collective_cost.h"
 #include "cost_model/comm_plan.h"
 #include "cost_model/eval_memo.h"
 #include "cost_model/kernel_time.h"
@@ -176,6 +178,9 @@ void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, in
   if (dim == ParallelDim::kTp && (phase == CommPhase::kForward || phase == CommPhase::kBackward)) {
     (phase == CommPhase::kForward ? u.tp_fwd : u.tp_bwd) += total;
     if (phase == CommPhase::kForward && recompute == RecomputeMode::kFull) u.tp_bwd += total;
+    const CollectiveOp op = static_cast<CollectiveOp>(tc.op);
+    if (phase == CommPhase::kBackward && (op == CollectiveOp::kReduceScatter || op == CollectiveOp::kAllReduce))
+      u.tp_bwd_reductions += total;
   }
   switch (phase) {
     case CommPhase::kForward:
@@ -336,6 +341,7 @@ CommPlanInputs LayerPlanInputs(const EvaluatorData& d, const ConfigShape& cs, co
   ci.moe_layer_fraction =
       d.model.IsMoe() ? static_cast<double>(d.model.MoeLayerCount()) / static_cast<double>(d.model.num_layers) : 1.0;
   ci.num_micro_batches = cs.m;
+  if (d.job.precision == Precision::kFp8 && d.stack.fp8_tp_gathers) ci.tp_gather_bytes = 1.0;
   return ci;
 }
 
@@ -419,25 +425,62 @@ double OverlapInterference(const EvaluatorData& d, const UnitCost& layer, const 
 // sequence parallelism only, as Megatron and torchtitan require): the hidden
 // part is at most the phase's GEMM time, and the GEMMs run slower by
 // tp_overlap_gemm_slowdown while the communication takes SMs, which the unit
-// pays as exposed TP time. The recorded TP collectives shrink to their
+// pays as exposed TP time. A stack whose overlap leaves the backward's own
+// reductions out (tp_overlap_backward_reductions false) hides only the rest
+// of the backward's TP time. The recorded TP collectives shrink to their
 // exposed share so the simulator schedules what tier A charges.
+// Seconds of the local reductions the overlapped matmul -> reduce-scatters
+// end with (stack.tp_overlap_rs_local_reduce), forward and backward: per
+// reduce-scatter of a full partial output of `size` bytes, a read of it and a
+// write of the rank's 1/tp shard. The overlapped ones: the forward's (again in
+// backward under full recompute) and the backward's own where the overlap
+// covers them (tp_overlap_backward_reductions).
+template <int N>
+std::array<double, 2> LocalReduceSeconds(const EvaluatorData& d, const ParallelConfig& c, const TimedList<N>& list) {
+  std::array<double, 2> t{};
+  const SoftwareStack& s = d.stack;
+  if (!s.tp_overlap_rs_local_reduce || s.tp_comm_overlap <= 0 || c.tp <= 1 || !c.sequence_parallel) return t;
+  for (int i = 0; i < list.n; ++i) {
+    const TimedCollective& tc = list.items[i];
+    if (static_cast<ParallelDim>(tc.dim) != ParallelDim::kTp ||
+        static_cast<CollectiveOp>(tc.op) != CollectiveOp::kReduceScatter)
+      continue;
+    const double size = tc.bus_bytes / BusBandwidthFactor(CollectiveOp::kReduceScatter, c.tp);
+    const double sec = tc.count * MemorySeconds(d.lcm.rates, size * (1.0 + 1.0 / c.tp));
+    const CommPhase phase = static_cast<CommPhase>(tc.phase);
+    if (phase == CommPhase::kForward) {
+      t[0] += sec;
+      if (c.recompute == RecomputeMode::kFull) t[1] += sec;
+    } else if (phase == CommPhase::kBackward && s.tp_overlap_backward_reductions) {
+      t[1] += sec;
+    }
+  }
+  return t;
+}
+
 void HideTpUnderGemms(const SoftwareStack& s, const ParallelConfig& c, const UnitCost& layer, UnitComm& u,
-                      CommRecord* record) {
+                      CommRecord* record, std::array<double, 2> local_reduce = {}) {
   if (s.tp_comm_overlap <= 0 || c.tp <= 1 || !c.sequence_parallel) return;
-  auto exposed_share = [&](double tp_total, double gemm_s, double& blocking) {
+  // The local reductions are charged as TP time the overlap did not hide.
+  auto exposed_share = [&](double tp_total, double gemm_s, double reduce_s, double& blocking) {
     if (tp_total <= 0) return 1.0;
     const double hidden = std::min(s.tp_comm_overlap * tp_total, gemm_s);
-    const double net = hidden - s.tp_overlap_gemm_slowdown * gemm_s;
+    const double net = hidden - s.tp_overlap_gemm_slowdown * gemm_s - reduce_s;
     blocking -= net;
     u.tp_hidden += net;
     return (tp_total - net) / tp_total;
   };
-  const double fwd = exposed_share(u.tp_fwd, layer.fwd.gemm, u.fwd_blocking);
-  const double bwd = exposed_share(u.tp_bwd, layer.bwd.gemm, u.bwd_blocking);
+  const bool bwd_reductions_block = !s.tp_overlap_backward_reductions;
+  const double fwd = exposed_share(u.tp_fwd, layer.fwd.gemm, local_reduce[0], u.fwd_blocking);
+  const double bwd = exposed_share(u.tp_bwd - (bwd_reductions_block ? u.tp_bwd_reductions : 0.0), layer.bwd.gemm,
+                                   local_reduce[1], u.bwd_blocking);
   if (!record) return;
   for (WorkloadCollective& w : record->layer) {
     if (w.dim != ParallelDim::kTp) continue;
-    const double share = w.phase == CommPhase::kForward ? fwd : w.phase == CommPhase::kBackward ? bwd : 1.0;
+    const bool blocks = bwd_reductions_block && w.phase == CommPhase::kBackward &&
+                        (w.op == CollectiveOp::kReduceScatter || w.op == CollectiveOp::kAllReduce);
+    const double share =
+        blocks ? 1.0 : w.phase == CommPhase::kForward ? fwd : w.phase == CommPhase::kBackward ? bwd : 1.0;
     w.hidden = Seconds(w.duration.si() * (1.0 - share));
     w.duration = Seconds(w.duration.si() * share);
   }
@@ -629,7 +672,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   out.interference = OverlapInterference(d, u.layer, dp_only);
   out.layer = FoldComm(timed->layer, u.layer.fwd.attention, own_bwd_attention, c.CpRingSize(), c.recompute,
                        attention_again, out.interference);
-  HideTpUnderGemms(d.stack, c, u.layer, out.layer, record);
+  HideTpUnderGemms(d.stack, c, u.layer, out.layer, record, LocalReduceSeconds(d, c, timed->layer));
   HideColumnBackwardBesideGemms(d, c, cs.T, d.model.IsMoe(), timed->layer, out.layer, record);
   out.emb = timed->emb;
   out.head = timed->head;
@@ -644,7 +687,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
     const TimedList<24>& list = mlp ? (*mlp)[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
     kinds[k] = FoldComm(list, uk.fwd.attention, OwnBackwardAttention(uk), c.CpRingSize(),
                         c.recompute, attention_again, out.interference);
-    HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr);   // the record follows the mean layer
+    HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr, LocalReduceSeconds(d, c, list));   // the record follows the mean layer
     HideColumnBackwardBesideGemms(d, c, cs.T, (k & kLayerKindMoe) != 0, list, kinds[k], nullptr);
   }
   out.kinds = &kinds;

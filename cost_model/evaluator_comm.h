@@ -17,6 +17,7 @@ namespace parasim {
 struct UnitComm {
   double fwd_blocking = 0, bwd_blocking = 0;  // TP / EP / CP a2a, allgather / embedding-head TP (exposed)
   double tp_fwd = 0, tp_bwd = 0;              // of which tensor-parallel (before any GEMM overlap)
+  double tp_bwd_reductions = 0;               // of tp_bwd: the backward's own reduce-scatters / all-reduces
   double tp_hidden = 0;                       // TP time hidden under GEMMs net of their slowdown (stack.tp_comm_overlap)
   double cp_exposed_fwd = 0, cp_exposed_bwd = 0, cp_total = 0;
   // CP ring steps beside attention blocks: the blocks' kernel seconds they

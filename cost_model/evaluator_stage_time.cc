@@ -99,6 +99,7 @@ void AddScaledComm(UnitComm& into, const UnitComm& c, double w) {
   into.bwd_blocking += w * c.bwd_blocking;
   into.tp_fwd += w * c.tp_fwd;
   into.tp_bwd += w * c.tp_bwd;
+  into.tp_bwd_reductions += w * c.tp_bwd_reductions;
   into.tp_hidden += w * c.tp_hidden;
   into.cp_exposed_fwd += w * c.cp_exposed_fwd;
   into.cp_exposed_bwd += w * c.cp_exposed_bwd;

@@ -339,6 +339,32 @@ SoftwareStack Torchtitan() {
   s.supports_cp_allgather = true;
   s.supports_cp_a2a_p2p = false;
   s.tp_comm_overlap = 0;
+  // When async TP is on (experimental.enable_async_tensor_parallel, compiled
+  // blocks only: parallelisms/parallelize_llama.py at 9dec370 sets
+  // torch._inductor.config._micro_pipeline_tp), inductor's micro_pipeline_tp
+  // pass (torch/_inductor/fx_passes/micro_pipeline_tp.py, torch of Dec 2024)
+  // rewrites an all-gather whose result feeds mm / _scaled_mm (directly or
+  // through a reshape) into fused_all_gather_[scaled_]matmul, and a
+  // reduce-scatter into fused_[scaled_]matmul_reduce_scatter only when
+  // _find_producer_matmul finds its input to be one mm / _scaled_mm (or
+  // reshape-mm-reshape) with no other user. Forward, both all-gathers (into
+  // wq/wk/wv and w1/w3) and both reduce-scatters (after wo and w2) match; a
+  // full-AC recompute presents the same forward patterns. Backward, the
+  // all-gathered output gradients of wo and w2 feed their dgrad matmul and
+  // match, but the reduce-scatters' input is the sum of the q, k, v (w1, w3)
+  // dgrads: an add, no producer matmul, so they stay NCCL reduce-scatters
+  // (the pass's author: "In the backward graph, the reduce-scatters are
+  // receiving as input the addition of various scaled_mms", pytorch/pytorch
+  // pull request 149946 review, Mar 2025, same matching code).
+  s.tp_overlap_backward_reductions = false;
+  // The fused matmul -> reduce-scatter (torch/distributed/_symmetric_memory/
+  // __init__.py of Dec 2024, _fused_matmul_reduce_scatter_impl): each step
+  // computes the partial block of one peer's shard into a symmetric buffer
+  // and copies its own shard's block from the peer (_pipelined_produce_and_
+  // all2all, copies on the side stream), then sums the tp stacked partials
+  // in one reduction kernel on the compute stream after the pipeline
+  // (reduce_fn over stacked_partials): exposed memory-bound work.
+  s.tp_overlap_rs_local_reduce = true;
   // activation_checkpoint.mode = "selective" with selective_ac_option = "<k>":
   // every k-th transformer block this rank builds is wrapped whole
   // (pytorch/torchtitan 01db32e, torchtitan/distributed/activation_checkpoint.py,
@@ -363,6 +389,16 @@ SoftwareStack Torchtitan() {
   // WeightWithDynamicFloat8CastTensor.fsdp_post_all_gather), and no weight
   // copy is cached across micro-batches.
   s.fp8_param_gather = true;
+  // Float8 with TP (torchao eab345c torchao/float8/float8_tensor_parallel.py,
+  // the styles torchtitan's apply_tp picks when float8 is on):
+  // PrepareFloat8ModuleInput casts the attention / feed-forward input to
+  // float8 before its Shard(1) -> Replicate redistribute ("so that if there
+  // are multiple float8 users of the input activation, we perform fp8
+  // allgather only once"), and Float8RowwiseParallel's output hook
+  // (NoopFwToFloat8BwDynamic after the reduce-scatter redistribute) casts the
+  // output gradient to float8 before the backward's all-gather of it. The
+  // reduce-scatters (wo, w2 outputs; the input gradients) stay bf16.
+  s.fp8_tp_gathers = true;
   // Float8Linear's GEMMs: only the output (forward) GEMM uses fast
   // accumulation (torchao/float8/config.py Float8LinearConfig:
   // gemm_config_output = Float8GemmConfig(use_fast_accum=True),
@@ -419,6 +455,20 @@ SoftwareStack Torchtitan() {
   // The head is not a float8 linear (torchtitan's Float8Handler skips
   // "output"), so it is bf16.
   s.tp_saves_gathered_head_input = true;
+  // Rotary as compiled: its Llama applies RoPE as complex multiplication
+  // (torchtitan/models/llama/model.py at 9dec370, apply_rotary_emb:
+  // view_as_complex(xq.float().reshape(..., -1, 2)) * freqs_cis, view_as_real,
+  // type_as), and inductor generates no code for complex operators: it falls
+  // back to the ATen kernel ("Torchinductor does not support code generation
+  // for complex operators. Performance may be worse than eager.",
+  // torch/_inductor/lowering.py unsupported_input_tensor; the warning
+  // torchtitan's compiled Llama prints, pytorch/torchtitan issue 15). So the
+  // fp32 copy is materialised for the fallback (r2w4), the complex product
+  // reads and writes fp32 (r4w4 per real element; freqs_cis is per position,
+  // negligible) and the cast back writes bf16 (r4w2): 20 B per element, the
+  // derivation the eager preset scales, not one fused r2w2 kernel. The
+  // kernels here are large elementwise ones (no eager small-kernel factor).
+  s.rope_bytes_per_element = 20;
   // Its Llama repeats K and V to every query head before SDPA
   // (torchtitan/models/llama/model.py at 9dec370, Attention.forward: repeat_kv):
   // flash attention saves, and CP (it hooks the SDPA call) gathers or rotates, the repeated tensors.

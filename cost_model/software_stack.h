@@ -231,6 +231,14 @@ struct SoftwareStack {
   // (kNvfp4Bf16LayerShare). Megatron-Bridge's bf16_with_nvfp4_mixed keeps
   // none (0).
   double nvfp4_bf16_layer_share = kNvfp4Bf16LayerShare;
+
+  // FP8 jobs with sequence-parallel TP: the TP all-gathers (the
+  // column-parallel linears' inputs forward, the row-parallel linears' output
+  // gradients backward) move FP8 (1 B) elements, cast before the gather; the
+  // reduce-scatters stay in the activation dtype (torchao's
+  // Float8ColwiseParallel / Float8RowwiseParallel / PrepareFloat8ModuleInput).
+  // false: every TP collective in activation_bytes.
+  bool fp8_tp_gathers = false;
   // Low precision: linear layers save their quantized (FP8/NVFP4) input for
   // the weight-gradient GEMM instead of the BF16 one (Transformer Engine).
   bool saves_quantized_inputs = false;
@@ -353,6 +361,22 @@ struct SoftwareStack {
   // overlapping communication takes, per second of GEMM.
   double tp_comm_overlap = 0;
   double tp_overlap_gemm_slowdown = 0;
+  // Whether that overlap also covers the backward's TP reductions (the
+  // column-parallel linears' dgrad reduce-scatters). true: every SP TP
+  // collective (Transformer Engine's userbuffers: QKV and fc1 are one fused
+  // linear each, so each dgrad reduce-scatter follows one GEMM). false: those
+  // block, because the overlap fuses a reduce-scatter only with the single
+  // matmul that produces its input, and in backward that input is the sum of
+  // several linears' dgrads (torchtitan's async TP: separate q, k, v and w1,
+  // w3 linears; torch inductor's micro_pipeline_tp pass).
+  bool tp_overlap_backward_reductions = true;
+  // The overlapped matmul -> reduce-scatter leaves the reduction to one local
+  // kernel after its pipeline: each rank pulls the tp partial blocks of its
+  // shard, then sums them (reads the full partial output, writes the shard),
+  // exposed on the compute stream (torch's symmetric-memory
+  // fused_matmul_reduce_scatter). false: the reduction is part of the
+  // overlapped communication (NCCL's or userbuffers' reduce-scatter kernel).
+  bool tp_overlap_rs_local_reduce = false;
   // The column-parallel linears' backward as Megatron-LM's
   // LinearWithGradAccumulationAndAsyncCommunication and Transformer Engine's
   // Linear / LayerNormLinear run it: with sequence parallelism the saved

@@ -109,6 +109,7 @@ const std::vector<StackField>& StackFields() {
       Flag("supports_partial_recompute", &St::supports_partial_recompute,
            "planner: recompute=full with recompute_layers (some layers per stage)"),
       Flag("fp8_param_gather", &St::fp8_param_gather, "fp8 jobs: weights all-gathered in FP8"),
+      Flag("fp8_tp_gathers", &St::fp8_tp_gathers, "fp8 jobs: SP TP all-gathers (inputs, output grads) in FP8"),
       Flag("fp4_param_gather", &St::fp4_param_gather, "fp4 jobs: weights all-gathered in NVFP4"),
       Real("nvfp4_bf16_layer_share", &St::nvfp4_bf16_layer_share, 0,
            "fp4 jobs: share of blocks kept in BF16 (first:last 2:8)", 1.0),
@@ -159,6 +160,10 @@ const std::vector<StackField>& StackFields() {
       Real("tp_comm_overlap", &St::tp_comm_overlap, 0, "fraction of SP TP comm hidden under GEMMs", 1.0),
       Real("tp_overlap_gemm_slowdown", &St::tp_overlap_gemm_slowdown, 0, "GEMM time lost while TP comm overlaps",
            1.0),
+      Flag("tp_overlap_backward_reductions", &St::tp_overlap_backward_reductions,
+           "tp_comm_overlap also hides the backward's dgrad reduce-scatters (else they block)"),
+      Flag("tp_overlap_rs_local_reduce", &St::tp_overlap_rs_local_reduce,
+           "overlapped matmul-RS ends with a local sum of the tp partials, exposed"),
       Flag("tp_backward_overlap", &St::tp_backward_overlap,
            "column-parallel backward: input re-gather beside dgrad, dgrad RS/AR beside wgrad"),
       Flag("dropout", &St::dropout, "dropout masks kept, extra traffic"),
@@ -183,7 +188,7 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97, s98, s99, s100, s101, s102, s103, s104] = s;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97, s98, s99, s100, s101, s102, s103, s104, s105, s106, s107] = s;
   [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
 }
 

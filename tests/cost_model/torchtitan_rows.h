@@ -60,15 +60,18 @@ inline Report EvaluateTorchtitanTableRow(const std::map<std::string, std::string
   const int dp = std::stoi(r.at("dp_shard")), tp = std::stoi(r.at("tp")), pp = std::stoi(r.at("pp"));
   const int local_batch = std::stoi(r.at("local_batch")), microbatches = std::stoi(r.at("microbatches"));
   if (r.at("async_tp") == "true") {
-    // experimental.enable_async_tensor_parallel: the compiled graph's TP
-    // all-gather -> matmul and matmul -> reduce-scatter pairs become torch's
-    // micro-pipelined symmetric-memory ops (torch/_inductor/fx_passes/
-    // micro_pipeline_tp.py; torch/distributed/_symmetric_memory/__init__.py,
+    // experimental.enable_async_tensor_parallel: inductor's micro_pipeline_tp
+    // pass turns the compiled graph's all-gather -> matmul and matmul ->
+    // reduce-scatter pairs (float8 _scaled_mm ones too) into torch's
+    // symmetric-memory ops (torch/distributed/_symmetric_memory/__init__.py,
     // _pipelined_all_gather_and_consume / _pipelined_produce_and_all2all):
     // the tensor is cut in tp shards, the local one computed while the
-    // others move on a side stream by copies (copy engines, no SMs taken), so
-    // all but 1/tp of the TP time can hide; the GEMM slowdown stays the
-    // preset's 0. Derived, not measured (docs/DECISIONS.md "TP overlap").
+    // others move by copies on a side stream (copy engines, no SMs taken),
+    // so all but 1/tp of a fused collective can hide; the GEMM slowdown
+    // stays the preset's 0. Which collectives fuse is the preset's
+    // tp_overlap_backward_reductions (false: the backward's reduce-scatters
+    // of summed dgrads do not). Derived, not measured (docs/DECISIONS.md
+    // "TP overlap").
     stack.tp_comm_overlap = 1.0 - 1.0 / tp;
   }
   ClusterSpec cluster = LoadCluster("dgx-h100", gpus / 8);
