@@ -156,9 +156,10 @@ TEST_CASE("cost_model: the stack's registry round-trips every field and fires ou
   //   pp_transfers_per_micro_batch, pp_tp_gathers_per_micro_batch, zero1_grad_allreduce,
   //   dp_overlap_per_chunk, fp8_split_accum_fprop/dgrad/wgrad, pp_overlap_p2p, pp_keeps_boundary_tensors,
   //   pp_merges_last_stage_outputs, sp_grad_bytes, grad_norm_allreduce, embedding_grads_after_backward,
-  //   tp_pending_collective_inputs, zero1_grad_reduce_after_backward, unsharded_step_bytes_per_param
-  REQUIRE(StackFields().size() == 98);
-  REQUIRE(AttentionFields().size() == 6);
+  //   tp_pending_collective_inputs, zero1_grad_reduce_after_backward, unsharded_step_bytes_per_param,
+  //   cp_kv_pack_bytes_per_step, cp_dkv_pack_bytes_per_step, cp_allgather_ring_loop
+  REQUIRE(StackFields().size() == 101);
+  REQUIRE(AttentionFields().size() == 7);
   for (const StackField& f : StackFields()) {
     INFO(f.key);
     const double in = f.unit == FieldUnit::kFlag ? 1.0 : f.range.min + 1;
