@@ -258,6 +258,28 @@ CommPlan BuildCommPlan(const ParallelConfig& c, const SoftwareStack& s, const Co
         break;
       }
       case CpComm::kAllGather:
+        if (s.cp_allgather_ring_loop) {
+          // torch's _AllGatherRotater inside the ring's loop (_attention.py,
+          // SoftwareStack::cp_allgather_ring_loop): the K,V all-gather is
+          // issued before step 0's attention call and waited at step 1, in
+          // the forward and again in the backward, so each hides under one
+          // attention block. The backward's dK,dV go round the ring in fp32
+          // (its ALL_TO_ALL rotater, permute_tensor to the next rank) at
+          // every step: cp − 1 beside the next step's block, the last waited
+          // after the loop.
+          const double dkv_block = in.tokens * 2.0 * in.kv_width / c.tp * 4.0;
+          L.push_back(Make(CollectiveOp::kAllGather, c.cp * kv_block, ParallelDim::kCp, CommPhase::kForward, false,
+                           "cp_kv_allgather"));
+          // (The ring's steps before the gather: tier B runs one CP
+          // collective per phase beside the blocks, the first, and blocks on the others.)
+          L.push_back(Make(CollectiveOp::kSendRecv, dkv_block, ParallelDim::kCp, CommPhase::kBackward, false,
+                           "cp_dkv_ring", c.cp - 1));
+          L.push_back(Make(CollectiveOp::kAllGather, c.cp * kv_block, ParallelDim::kCp, CommPhase::kBackward, false,
+                           "cp_kv_allgather"));
+          L.push_back(Make(CollectiveOp::kSendRecv, dkv_block, ParallelDim::kCp, CommPhase::kBackward, true,
+                           "cp_dkv_ring"));
+          break;
+        }
         // Transformer Engine's AttnFuncWithCPAndKVAllGather: all-gather K,V
         // (output cp blocks) before attention; backward gathers them again
         // and reduce-scatters dK,dV. Blocking.

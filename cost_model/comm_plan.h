@@ -45,6 +45,13 @@ struct CommPlan {
   double pp_meta_count = 0;
 };
 
+// Attention blocks a layer's CP runs one after another, each with a ring step
+// beside it: the ring's ranks (ParallelConfig::CpRingSize), or cp for a stack
+// whose all-gather kind keeps the ring's loop (cp_allgather_ring_loop).
+inline int CpRingSteps(const ParallelConfig& c, const SoftwareStack& s) {
+  return c.cp > 1 && c.cp_comm == CpComm::kAllGather && s.cp_allgather_ring_loop ? c.cp : c.CpRingSize();
+}
+
 // Collectives of one transformer layer plus per-step ones (durations unset).
 CommPlan BuildCommPlan(const ParallelConfig& config, const SoftwareStack& stack, const CommPlanInputs& in);
 

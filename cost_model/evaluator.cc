@@ -91,6 +91,7 @@ DeviceRates DeviceRatesOf(const GpuProfile& g, Precision precision, double peak,
   d.attention_fwd_efficiency = std::min(1.0, ak.forward_efficiency * fwd_scale) * g.sustained_fraction;
   d.attention_bwd_efficiency =
       std::min(1.0, ak.forward_efficiency * ak.backward_ratio * bwd_scale) * g.sustained_fraction;
+  d.attention_non_causal_speedup = ak.non_causal_speedup > 0 ? ak.non_causal_speedup : 1.0;
   return d;
 }
 

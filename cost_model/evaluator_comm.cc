@@ -136,7 +136,7 @@ struct CommTimes {
 };
 
 // Adds one timed collective to a unit's overlap buckets.
-// `cp`: the ranks of the K/V ring (ParallelConfig::CpRingSize), one attention block each.
+// `cp`: the K/V ring's steps (CpRingSteps), one attention block each.
 // `attention_again`: backward re-runs the attention core (RecomputesAttention).
 // `interference`: the config's slowdown factor of kernels beside an NCCL kernel.
 void FoldOne(const TimedCollective& tc, double attn_fwd_s, double attn_bwd_s, int cp, RecomputeMode recompute,
@@ -670,7 +670,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
   UnitComm dp_only;
   OverlapSums(timed->layer, dp_only.overlap_bus_bytes, dp_only.overlap_time);
   out.interference = OverlapInterference(d, u.layer, dp_only);
-  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, own_bwd_attention, c.CpRingSize(), c.recompute,
+  out.layer = FoldComm(timed->layer, u.layer.fwd.attention, own_bwd_attention, CpRingSteps(c, d.stack), c.recompute,
                        attention_again, out.interference);
   HideTpUnderGemms(d.stack, c, u.layer, out.layer, record, LocalReduceSeconds(d, c, timed->layer));
   HideColumnBackwardBesideGemms(d, c, cs.T, d.model.IsMoe(), timed->layer, out.layer, record);
@@ -685,7 +685,7 @@ TimedComm TimeCommunication(const EvaluatorData& d, const ParallelConfig& c, con
     if (d.lcm.kind_layers[k] <= 0) continue;
     const UnitCost& uk = u.kinds[k];
     const TimedList<24>& list = mlp ? (*mlp)[(k & kLayerKindMoe) != 0 ? 1 : 0] : timed->layer;
-    kinds[k] = FoldComm(list, uk.fwd.attention, OwnBackwardAttention(uk), c.CpRingSize(),
+    kinds[k] = FoldComm(list, uk.fwd.attention, OwnBackwardAttention(uk), CpRingSteps(c, d.stack),
                         c.recompute, attention_again, out.interference);
     HideTpUnderGemms(d.stack, c, uk, kinds[k], nullptr, LocalReduceSeconds(d, c, list));   // the record follows the mean layer
     HideColumnBackwardBesideGemms(d, c, cs.T, (k & kLayerKindMoe) != 0, list, kinds[k], nullptr);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost_model/comm_plan.h"
 #include "cost_model/eval_memo.h"
 #include "cost_model/interleaved_chunks.h"
 #include "cost_model/nanotron_stage_split.h"
@@ -554,8 +555,11 @@ StageResult TimeShape(const EvaluatorData& d, const ParallelConfig& c, const Con
   st.memory = st.compute - st.matmul;
   const double exposed_mb = p.f_mid.exposed + p.b_mid.exposed + su.blocking_mb + p2p_exposed_mb;
   st.exposed = m * exposed_mb + once.f.exposed + once.b.exposed + su.step_end;
-  const bool cp_mixed = c.cp > 1 && c.CpRingSize() > 1 && c.CpA2aSize() > 1;
-  DimensionTotals(su, p, once, *sl.comm, m, layers, p2p_sent_mb, p2p_exposed_mb, c.cp > 1 && c.CpRingSize() == 1, cp_mixed,
+  // a2a+p2p, and torch's all-gather loop (its last dK,dV exchange blocks):
+  // the ring's steps beside their blocks, the rest in full.
+  const int cp_steps = CpRingSteps(c, d.stack);
+  const bool cp_mixed = c.cp > 1 && cp_steps > 1 && (c.CpA2aSize() > 1 || c.CpRingSize() != cp_steps);
+  DimensionTotals(su, p, once, *sl.comm, m, layers, p2p_sent_mb, p2p_exposed_mb, c.cp > 1 && cp_steps == 1, cp_mixed,
                   st);
   return st;
 }

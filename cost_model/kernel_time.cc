@@ -116,14 +116,16 @@ FwdBwd LinearSeconds(const DeviceRates& d, double tokens, double in, double out)
   return r;
 }
 
-FwdBwd AttentionSeconds(const DeviceRates& d, double flops_full, double seq_len) {
+FwdBwd AttentionSeconds(const DeviceRates& d, double flops_full, double seq_len, double non_causal_share) {
   FwdBwd r;
   if (flops_full <= 0) return r;
   const double causal = 0.5 * flops_full;
   const double eta_s = seq_len / (seq_len + kAttentionBlockOverhead);
   const double peak = d.attention_peak_flops > 0 ? d.attention_peak_flops : d.peak_flops;
-  r.fwd = causal / (peak * d.attention_fwd_efficiency * eta_s);
-  r.bwd = 2.0 * causal / (peak * d.attention_bwd_efficiency * eta_s);
+  // The unmasked calls' share at their own speed (the backward scaled as the forward).
+  const double mask = 1.0 - non_causal_share + non_causal_share / d.attention_non_causal_speedup;
+  r.fwd = causal / (peak * d.attention_fwd_efficiency * eta_s) * mask;
+  r.bwd = 2.0 * causal / (peak * d.attention_bwd_efficiency * eta_s) * mask;
   return r;
 }
 

@@ -26,6 +26,7 @@ struct DeviceRates {
   double gemm_half_outputs = 0;
   double attention_fwd_efficiency = 0.35;
   double attention_bwd_efficiency = 0.28;
+  double attention_non_causal_speedup = 1;   // AttentionKernel::non_causal_speedup
   // Bytes of one activation element: 2 (bf16; fp8/fp4 GEMMs keep bf16
   // activations), 4 for fp32 training. Scales the GEMM roofline's operands and
   // the memory-bound ops, whose stack bytes are stated for bf16 elements.
@@ -75,7 +76,9 @@ FwdBwd LinearSeconds(const DeviceRates& d, double tokens, double in, double out)
 // Flash-attention style core: `flops_full` forward FLOPs counted without the
 // causal mask; the kernel does half. Efficiency rises with the sequence as
 // diagonal tiles and per-block prologues amortize: s / (s + 2·128).
-FwdBwd AttentionSeconds(const DeviceRates& d, double flops_full, double seq_len);
+// `non_causal_share` of the work runs in calls without the causal mask (a
+// load-balanced CP ring's later steps), at attention_non_causal_speedup.
+FwdBwd AttentionSeconds(const DeviceRates& d, double flops_full, double seq_len, double non_causal_share = 0);
 
 // Streaming op moving `bytes` through HBM.
 inline double MemorySeconds(const DeviceRates& d, double bytes) { return bytes / d.hbm_Bps; }

@@ -159,23 +159,37 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   // The ring and all-to-all parts of the CP kind: p2p is all ring, a2a all
   // all-to-all; a2a+p2p all-to-alls over cp_a2a_size ranks, then a ring over
   // cp/cp_a2a_size (TE AttnFuncWithCPAndKVP2P; inner size 1 or cp is p2p or a2a).
-  const int cp_ring_ranks = c.cp > 1 ? c.CpRingSize() : 1;
+  // torch's all-gather kind runs the ring's loop on the gathered K/V
+  // (SoftwareStack::cp_allgather_ring_loop): cp steps, as the ring's.
+  const bool cp_gather_loop = c.cp > 1 && c.cp_comm == CpComm::kAllGather && s.cp_allgather_ring_loop;
+  const int cp_ring_ranks = c.cp > 1 ? (cp_gather_loop ? c.cp : c.CpRingSize()) : 1;
   const int cp_a2a_ranks = c.cp > 1 ? c.CpA2aSize() : 1;
   const bool cp_ring = cp_ring_ranks > 1;
   const bool cp_a2a = cp_a2a_ranks > 1;
   if (m.attention.fused) {
     // All-to-all CP runs each kernel on a2a× more of the sequence for a2a×
     // fewer heads; the ring splits that sequence into its ranks' blocks.
-    const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / (c.cp / cp_a2a_ranks));
+    // A ring with causal load balancing (Transformer Engine's
+    // AttnFuncWithCPAndKVP2P, torch's _templated_ring_attention) runs the
+    // local causal call at step 0 and every later step unmasked: each step
+    // computes the same 2·(s/2n)² query-key pairs (n ring ranks), so
+    // (n − 1)/n of the work runs without the mask.
+    const double non_causal_share = cp_ring ? (cp_ring_ranks - 1.0) / cp_ring_ranks : 0.0;
+    const FwdBwd attn = AttentionSeconds(d, attn_flops, m.seq / (c.cp / cp_a2a_ranks), non_causal_share);
     u.fwd.attention = attn.fwd;
     u.bwd.attention = attn.bwd;
     if (cp_ring) {
       // Ring attention's merge of partial outputs and gradient accumulation
       // (after an all-to-all a rank holds a× the tokens of 1/a of the heads: same elements).
+      // K and V as the attention call sees them: every head's where the
+      // stack repeats them first (their gradients are accumulated that wide).
       const double out_elems = T * m.ad / tp;
-      const double qkv_elems = T * (m.ad + 2.0 * m.gd) / tp;
-      attn_bytes_fwd = out_elems * (s.cp_merge_bytes_fixed + (cp_ring_ranks - 1) * s.cp_merge_bytes_per_step);
-      attn_bytes_bwd = qkv_elems * (s.cp_grad_bytes_fixed + cp_ring_ranks * s.cp_grad_bytes_per_step);
+      const double kv_elems = T * 2.0 * (s.repeats_kv_heads ? m.ad : m.gd) / tp;
+      const double qkv_elems = out_elems + kv_elems;
+      attn_bytes_fwd = out_elems * (s.cp_merge_bytes_fixed + (cp_ring_ranks - 1) * s.cp_merge_bytes_per_step) +
+                       kv_elems * (cp_ring_ranks - 1) * s.cp_kv_pack_bytes_per_step;
+      attn_bytes_bwd = qkv_elems * (s.cp_grad_bytes_fixed + cp_ring_ranks * s.cp_grad_bytes_per_step) +
+                       kv_elems * cp_ring_ranks * s.cp_dkv_pack_bytes_per_step;
     }
     if (cp_a2a) {
       // One layout copy (read + write, 4 B per bf16 element) of q, k, v and
@@ -230,7 +244,8 @@ UnitCost SingleKindLayerCost(const LayerCostModel& m, const ParallelConfig& c, d
   double n_cp = 0;
   if (cp_ring) n_cp += static_cast<double>(s.cp_kernels_per_step) * cp_ring_ranks;
   if (cp_a2a) n_cp += 8;
-  if (c.cp > 1 && c.cp_comm == CpComm::kAllGather) n_cp = 2;
+  // torch's loop: its steps' kernels and the gather.
+  if (c.cp > 1 && c.cp_comm == CpComm::kAllGather) n_cp = cp_gather_loop ? n_cp + 1 : 2;
   // QK norm: one norm kernel for Q and one for K (Megatron-Core calls
   // q_layernorm and k_layernorm separately), not in the stack's count.
   const double n_qk_norm = m.qk_norm_width > 0 ? 2.0 : 0.0;

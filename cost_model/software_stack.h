@@ -35,6 +35,11 @@ struct AttentionKernel {
   double score_bytes_forward = 0;   // HBM bytes per score element, forward
   double score_bytes_backward = 0;  // and backward
   double score_bytes_saved = 0;     // kept for backward per score element (Korthikanti: 5)
+  // Long-sequence speed of the same kernel without the causal mask over its
+  // speed with it (diagonal tiles and masking cost the causal call): what a
+  // load-balanced CP ring's steps after the first run at (they attend to
+  // whole blocks unmasked). 1 where no measurement separates the two.
+  double non_causal_speedup = 1.0;
 
   bool operator==(const AttentionKernel&) const = default;
 };
@@ -95,6 +100,21 @@ struct SoftwareStack {
   double cp_grad_bytes_per_step = 10;   // backward: fp32 accumulate of each step's block gradient
   double cp_grad_bytes_fixed = 10;      // backward: fp32 gradient buffers zeroed, then cast back to bf16
   int cp_kernels_per_step = 5;          // launches per ring step (merge forward, accumulate backward)
+  // Bytes per K/V element (the 2·T·kv_width/tp of this rank's K and V) per
+  // ring step of a framework that packs its blocks before each exchange:
+  // forward, each step but the last (torch's torch.cat of K and V, bf16);
+  // backward, every step (torch's torch.cat of the fp32 dK, dV it rotates).
+  double cp_kv_pack_bytes_per_step = 0;
+  double cp_dkv_pack_bytes_per_step = 0;
+  // The all-gather CP kind keeps the ring's loop (torch's _AllGatherRotater,
+  // torch/distributed/tensor/experimental/_attention.py): K,V all-gathered
+  // once beside the first step's attention, then one attention call per cp
+  // block with the per-step merge and backward accumulation of the ring; the
+  // backward rotates the fp32 dK,dV around the ring (its ALL_TO_ALL rotater),
+  // cp exchanges, instead of one reduce-scatter. False: one gather, then the
+  // whole attention on the gathered K,V (Transformer Engine's
+  // AttnFuncWithCPAndKVAllGather).
+  bool cp_allgather_ring_loop = false;
 
   // Overheads.
   double kernel_gap_s = 2e-6;          // GPU idle between dependent kernels (launch latency)

@@ -53,6 +53,8 @@ const std::vector<StackField>& StackFields() {
       Real("cp_grad_bytes_per_step", &St::cp_grad_bytes_per_step, 0, "per ring step, backward"),
       Real("cp_grad_bytes_fixed", &St::cp_grad_bytes_fixed, 0, "ring attention, backward"),
       Count("cp_kernels_per_step", &St::cp_kernels_per_step, "launches per ring step"),
+      Real("cp_kv_pack_bytes_per_step", &St::cp_kv_pack_bytes_per_step, 0, "per K/V element per ring step, forward"),
+      Real("cp_dkv_pack_bytes_per_step", &St::cp_dkv_pack_bytes_per_step, 0, "per K/V element per ring step, backward"),
       Real("kernel_gap_s", &St::kernel_gap_s, 0, "GPU idle between dependent kernels"),
       Real("host_per_kernel_s", &St::host_per_kernel_s, 0, "CPU dispatch per kernel"),
       Real("host_per_tp_linear_s", &St::host_per_tp_linear_s, 0, "CPU per tensor-parallel linear op"),
@@ -148,6 +150,8 @@ const std::vector<StackField>& StackFields() {
            "that balance closes a stage when its cost reaches total*(r+1)/pp (else passes it)"),
       Flag("sac_keeps_unread_outputs", &St::sac_keeps_unread_outputs,
            "op-level SAC, eager: saved outputs backward never reads are kept too"),
+      Flag("cp_allgather_ring_loop", &St::cp_allgather_ring_loop,
+           "cp_comm=allgather runs the ring's per-step loop on gathered K/V (torch), not one call (TE)"),
       Flag("repeats_kv_heads", &St::repeats_kv_heads,
            "GQA K/V repeated to every head before attention (saved and CP-moved a*d wide)"),
       Flag("pp_interleaved_full_warmup", &St::pp_interleaved_full_warmup,
@@ -177,6 +181,7 @@ const std::vector<AttentionField>& AttentionFields() {
   static const std::vector<AttentionField> fields = {
       Real("forward_efficiency", &Ak::forward_efficiency, 0, "fraction of dense peak (fused kernels)", 1.0),
       Real("backward_ratio", &Ak::backward_ratio, 0, "backward / forward efficiency"),
+      Real("non_causal_speedup", &Ak::non_causal_speedup, 0, "unmasked / causal speed (CP ring steps after the first)"),
       Flag("fused", &Ak::fused, "false: scores through HBM"),
       Real("score_bytes_forward", &Ak::score_bytes_forward, 0, "unfused: per score element"),
       Real("score_bytes_backward", &Ak::score_bytes_backward, 0, "unfused: per score element"),
@@ -188,8 +193,8 @@ const std::vector<AttentionField>& AttentionFields() {
 // A new member must get a row in the tables above (or a line of its own in
 // the reader and the writer): this stops compiling when the count changes.
 [[maybe_unused]] static void FieldCountGuard(const SoftwareStack& s, const AttentionKernel& a) {
-  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97, s98, s99, s100, s101, s102, s103, s104, s105, s106, s107] = s;
-  [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7] = a;
+  [[maybe_unused]] const auto& [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15, s16, s17, s18, s19, s20, s21, s22, s23, s24, s25, s26, s27, s28, s29, s30, s31, s32, s33, s34, s35, s36, s37, s38, s39, s40, s41, s42, s43, s44, s45, s46, s47, s48, s49, s50, s51, s52, s53, s54, s55, s56, s57, s58, s59, s60, s61, s62, s63, s64, s65, s66, s67, s68, s69, s70, s71, s72, s73, s74, s75, s76, s77, s78, s79, s80, s81, s82, s83, s84, s85, s86, s87, s88, s89, s90, s91, s92, s93, s94, s95, s96, s97, s98, s99, s100, s101, s102, s103, s104, s105, s106, s107, s108, s109, s110] = s;
+  [[maybe_unused]] const auto& [a1, a2, a3, a4, a5, a6, a7, a8] = a;
 }
 
 std::vector<Issue> ValidateSoftwareStack(const SoftwareStack& stack, const std::string& file) {

@@ -47,10 +47,16 @@ UnitPlan PlanUnit(const LayerWork& w, RecomputeMode recompute, bool attention_ag
     PARASIM_CHECK(c.count >= 1, "collective count ", c.count);
     // The CP ring's steps run beside attention blocks; blocking CP kinds
     // (all-to-all, all-gather) split the GEMM time like TP collectives.
+    // A second one in the same phase (torch's all-gather loop: the
+    // backward's K,V gather beside its dK,dV ring) blocks here, a bound above
+    // tier A, which hides it under one block too.
     if (c.dim == ParallelDim::kCp && !c.blocking &&
         (c.phase == CommPhase::kForward || c.phase == CommPhase::kBackward)) {
-      (c.phase == CommPhase::kForward ? u.cp_fwd : u.cp_bwd) = &c;
-      continue;
+      const WorkloadCollective*& slot = c.phase == CommPhase::kForward ? u.cp_fwd : u.cp_bwd;
+      if (slot == nullptr) {
+        slot = &c;
+        continue;
+      }
     }
     switch (c.phase) {
       case CommPhase::kForward:
